@@ -1,0 +1,54 @@
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::ConnectorError;
+
+/// What the documents source last published for one `(tenant, folder)`: path → version.
+///
+/// It is written only after the broker acknowledged the events, so a failed run republishes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Tenant the folder was ingested into.
+    pub tenant: String,
+    /// Canonical path of the folder.
+    pub root: String,
+    /// Relative path → published version.
+    pub files: BTreeMap<String, String>,
+}
+
+impl Manifest {
+    /// Where the manifest of `(tenant, root)` lives under `state_dir`.
+    pub fn path(state_dir: &Path, tenant: &str, root: &Path) -> PathBuf {
+        let digest = Sha256::digest(format!("{tenant}\0{}", root.display()).as_bytes());
+        state_dir.join("docs").join(format!("{}.json", hex::encode(&digest[..12])))
+    }
+
+    /// Load the manifest, or an empty one when none was written yet.
+    pub fn load(state_dir: &Path, tenant: &str, root: &Path) -> Result<Self, ConnectorError> {
+        let path = Self::path(state_dir, tenant, root);
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| ConnectorError::Config(format!("corrupt manifest {}: {e}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
+                tenant: tenant.to_string(),
+                root: root.display().to_string(),
+                files: BTreeMap::new(),
+            }),
+            Err(e) => Err(ConnectorError::io(path)(e)),
+        }
+    }
+
+    /// Write the manifest atomically (temp file + rename).
+    pub fn save(&self, state_dir: &Path) -> Result<(), ConnectorError> {
+        let path = Self::path(state_dir, &self.tenant, Path::new(&self.root));
+        let dir = path.parent().expect("manifest path has a parent");
+        std::fs::create_dir_all(dir).map_err(ConnectorError::io(dir))?;
+        let tmp = path.with_extension("json.tmp");
+        let bytes = serde_json::to_vec_pretty(self).expect("manifests serialize");
+        std::fs::write(&tmp, bytes).map_err(ConnectorError::io(&tmp))?;
+        std::fs::rename(&tmp, &path).map_err(ConnectorError::io(&path))
+    }
+}

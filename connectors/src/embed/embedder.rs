@@ -1,0 +1,98 @@
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config as BertConfig, DTYPE};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+use super::EmbedConfig;
+use crate::ConnectorError;
+
+/// Dimensions of an all-MiniLM-L6-v2 embedding.
+pub const DIMENSIONS: usize = 384;
+
+/// A loaded sentence embedder. Cheap to share behind an `Arc`; `embed` is CPU-bound, so call it
+/// from a blocking thread in async code.
+pub struct Embedder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    device: Device,
+    batch_size: usize,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder").field("batch_size", &self.batch_size).finish()
+    }
+}
+
+fn model_error(context: &str) -> impl FnOnce(candle_core::Error) -> ConnectorError + '_ {
+    move |e| ConnectorError::Model(format!("{context}: {e}"))
+}
+
+impl Embedder {
+    /// Load the model from `config.dir`.
+    pub fn load(config: &EmbedConfig) -> Result<Self, ConnectorError> {
+        let dir = &config.dir;
+        let missing = ["config.json", "tokenizer.json", "model.safetensors"]
+            .into_iter()
+            .filter(|f| !dir.join(f).is_file())
+            .collect::<Vec<_>>();
+        if !missing.is_empty() {
+            return Err(ConnectorError::Model(format!(
+                "{} lacks {}; fetch the model with `deploy/local/services.sh model`",
+                dir.display(),
+                missing.join(", ")
+            )));
+        }
+        let config_text = std::fs::read_to_string(dir.join("config.json")).map_err(ConnectorError::io(dir.join("config.json")))?;
+        let bert_config: BertConfig = serde_json::from_str(&config_text)
+            .map_err(|e| ConnectorError::Model(format!("config.json: {e}")))?;
+        let weights = std::fs::read(dir.join("model.safetensors")).map_err(ConnectorError::io(dir.join("model.safetensors")))?;
+        let device = Device::Cpu;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DTYPE, &device).map_err(model_error("weights"))?;
+        let model = BertModel::load(vb, &bert_config).map_err(model_error("building the model"))?;
+        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| ConnectorError::Model(format!("tokenizer.json: {e}")))?;
+        tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..Default::default() }));
+        tokenizer
+            .with_truncation(Some(TruncationParams { max_length: config.max_tokens, ..Default::default() }))
+            .map_err(|e| ConnectorError::Model(format!("truncation: {e}")))?;
+        Ok(Embedder { model, tokenizer, device, batch_size: config.batch_size.max(1) })
+    }
+
+    /// Embed texts: one L2-normalised 384-d vector per text, in order.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ConnectorError> {
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(self.batch_size) {
+            out.extend(self.embed_batch(chunk)?);
+        }
+        Ok(out)
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ConnectorError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| ConnectorError::Model(format!("tokenizing: {e}")))?;
+        let rows = encodings.len();
+        let width = encodings.first().map(|e| e.get_ids().len()).unwrap_or(0);
+        let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
+            encodings.iter().flat_map(|e| f(e).iter().copied()).collect()
+        };
+        let ids = Tensor::from_vec(flat(&|e| e.get_ids()), (rows, width), &self.device).map_err(model_error("ids"))?;
+        let types = Tensor::from_vec(flat(&|e| e.get_type_ids()), (rows, width), &self.device).map_err(model_error("types"))?;
+        let mask = Tensor::from_vec(flat(&|e| e.get_attention_mask()), (rows, width), &self.device).map_err(model_error("mask"))?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask)).map_err(model_error("forward pass"))?;
+        let pooled = mean_pool(&hidden, &mask).map_err(model_error("pooling"))?;
+        pooled.to_vec2::<f32>().map_err(model_error("reading vectors"))
+    }
+}
+
+/// Mean of the hidden states over real (unmasked) tokens, then L2 normalisation.
+fn mean_pool(hidden: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
+    let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+    let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+    let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?;
+    let mean = summed.broadcast_div(&counts)?;
+    let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
+    mean.broadcast_div(&norms)
+}

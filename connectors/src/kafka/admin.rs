@@ -1,0 +1,46 @@
+use std::time::Duration;
+
+use rdkafka::ClientConfig;
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::types::RDKafkaErrorCode;
+use tracing::info;
+
+use super::KafkaConfig;
+use crate::ConnectorError;
+
+/// Create epigraph's topics if they do not exist: the per-kind event topics compacted (the latest
+/// version per key is the durable record), the dead-letter and feedback topics with plain
+/// retention.
+pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", &config.bootstrap)
+        .create()
+        .map_err(ConnectorError::kafka("creating the admin client"))?;
+    let event_topics = epigraph_schemas::topics::all_event_topics();
+    let replication = || TopicReplication::Fixed(config.replication);
+    let mut topics: Vec<NewTopic<'_>> = event_topics
+        .iter()
+        .map(|name| NewTopic::new(name, config.partitions, replication()).set("cleanup.policy", "compact"))
+        .collect();
+    topics.push(NewTopic::new(epigraph_schemas::topics::DLQ, 1, replication()));
+    topics.push(NewTopic::new(epigraph_schemas::topics::FEEDBACK, 1, replication()));
+    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let results = admin
+        .create_topics(topics.iter(), &options)
+        .await
+        .map_err(ConnectorError::kafka("creating topics"))?;
+    for result in results {
+        match result {
+            Ok(name) => info!(topic = %name, "created topic"),
+            Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+            Err((name, code)) => {
+                return Err(ConnectorError::Kafka {
+                    context: format!("creating topic {name}"),
+                    source: rdkafka::error::KafkaError::AdminOp(code),
+                });
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,42 @@
+use serde::{Deserialize, Serialize};
+
+/// How epigraph reaches Kafka and shapes its topics.
+///
+/// ```toml
+/// [kafka]
+/// bootstrap = "127.0.0.1:9092"
+/// partitions = 1
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KafkaConfig {
+    /// Bootstrap servers, comma separated. Default `127.0.0.1:9092` (the local script's broker).
+    pub bootstrap: String,
+    /// Partitions of each event topic when epigraph creates it. Default 1.
+    pub partitions: i32,
+    /// Replication factor of created topics. Default 1 (one broker).
+    pub replication: i32,
+    /// Consumer group of `epigraph run`; offsets are committed there after both sinks acknowledged
+    /// an epoch. Default `epigraph-run`.
+    pub group_id: String,
+    /// Producer linger in milliseconds: how long to wait to fill a batch. Default 20.
+    pub linger_ms: u32,
+    /// Producer compression codec (`none`, `gzip`, `snappy`, `lz4`). Default `lz4`.
+    pub compression: String,
+    /// Largest raw payload kept in a dead letter, in bytes. Default 65536.
+    pub dead_letter_max_bytes: usize,
+}
+
+impl Default for KafkaConfig {
+    fn default() -> Self {
+        KafkaConfig {
+            bootstrap: "127.0.0.1:9092".into(),
+            partitions: 1,
+            replication: 1,
+            group_id: "epigraph-run".into(),
+            linger_ms: 20,
+            compression: "lz4".into(),
+            dead_letter_max_bytes: 64 * 1024,
+        }
+    }
+}

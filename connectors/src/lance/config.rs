@@ -1,0 +1,33 @@
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// Where the LanceDB tables live.
+///
+/// ```toml
+/// [lancedb]
+/// dir = "/root/.cache/epigraph/lancedb"
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LanceConfig {
+    /// Database directory or URI (`s3://…` for object storage). Default
+    /// `$EPIGRAPH_HOME/lancedb` (`~/.cache/epigraph/lancedb`).
+    pub dir: String,
+    /// Name of the memory-object table. Default `memory`.
+    pub memory_table: String,
+    /// Whether rows get embeddings (needs the model). Default true; false keeps full-text only.
+    pub embed: bool,
+}
+
+impl Default for LanceConfig {
+    fn default() -> Self {
+        let dir: PathBuf = crate::embed::EmbedConfig::default()
+            .dir
+            .parent()
+            .and_then(|models| models.parent())
+            .map(|home| home.join("lancedb"))
+            .unwrap_or_else(|| PathBuf::from("lancedb"));
+        LanceConfig { dir: dir.display().to_string(), memory_table: "memory".into(), embed: true }
+    }
+}

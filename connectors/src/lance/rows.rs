@@ -1,0 +1,133 @@
+use std::sync::Arc;
+
+use lancedb::arrow::arrow_array::types::Float32Type;
+use lancedb::arrow::arrow_array::{
+    Array, ArrayRef, FixedSizeListArray, Int64Array, RecordBatch, StringArray,
+};
+use lancedb::arrow::arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::embed::DIMENSIONS;
+
+/// One memory object as stored in the `memory` table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryRow {
+    /// Stable id.
+    pub id: String,
+    /// Tenant.
+    pub tenant: String,
+    /// Epistemic type, upper case (`DECISION`, …).
+    pub memory_type: String,
+    /// Title of the source.
+    pub title: Option<String>,
+    /// The object's text.
+    pub text: String,
+    /// Source item id (provenance).
+    pub source_id: String,
+    /// Source version (provenance).
+    pub source_version: String,
+    /// Character span start in the source body.
+    pub span_start: i64,
+    /// Character span end.
+    pub span_end: i64,
+    /// When it became valid (ms since the Unix epoch).
+    pub t_valid: Option<i64>,
+    /// When it stopped being valid, if it did.
+    pub t_invalid: Option<i64>,
+    /// Hash of the content: unchanged rows are skipped.
+    pub content_hash: String,
+}
+
+/// The arrow schema of the `memory` table.
+pub fn memory_schema() -> SchemaRef {
+    let text = |name: &str, nullable: bool| Field::new(name, DataType::Utf8, nullable);
+    Arc::new(Schema::new(vec![
+        text("id", false),
+        text("tenant", false),
+        text("memory_type", false),
+        text("title", true),
+        text("text", false),
+        text("source_id", false),
+        text("source_version", false),
+        Field::new("span_start", DataType::Int64, false),
+        Field::new("span_end", DataType::Int64, false),
+        Field::new("t_valid", DataType::Int64, true),
+        Field::new("t_invalid", DataType::Int64, true),
+        text("content_hash", false),
+        Field::new(
+            "vector",
+            DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), DIMENSIONS as i32),
+            true,
+        ),
+    ]))
+}
+
+/// Rows and their vectors (`None` when not embedded yet) as one record batch.
+pub fn to_batch(rows: &[MemoryRow], vectors: &[Option<Vec<f32>>]) -> Result<RecordBatch, lancedb::arrow::arrow_schema::ArrowError> {
+    let strings = |f: &dyn Fn(&MemoryRow) -> Option<&str>| -> ArrayRef {
+        Arc::new(rows.iter().map(|r| f(r)).collect::<StringArray>())
+    };
+    let ints = |f: &dyn Fn(&MemoryRow) -> Option<i64>| -> ArrayRef { Arc::new(rows.iter().map(|r| f(r)).collect::<Int64Array>()) };
+    let vector = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
+        vectors.iter().map(|v| v.as_ref().map(|v| v.iter().map(|x| Some(*x)).collect::<Vec<_>>())),
+        DIMENSIONS as i32,
+    );
+    RecordBatch::try_new(
+        memory_schema(),
+        vec![
+            strings(&|r| Some(&r.id)),
+            strings(&|r| Some(&r.tenant)),
+            strings(&|r| Some(&r.memory_type)),
+            strings(&|r| r.title.as_deref()),
+            strings(&|r| Some(&r.text)),
+            strings(&|r| Some(&r.source_id)),
+            strings(&|r| Some(&r.source_version)),
+            ints(&|r| Some(r.span_start)),
+            ints(&|r| Some(r.span_end)),
+            ints(&|r| r.t_valid),
+            ints(&|r| r.t_invalid),
+            strings(&|r| Some(&r.content_hash)),
+            Arc::new(vector) as Arc<dyn Array>,
+        ],
+    )
+}
+
+/// A string column of a result batch, by name.
+pub(crate) fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a StringArray> {
+    batch.column_by_name(name).and_then(|c| c.as_any().downcast_ref::<StringArray>())
+}
+
+/// A SQL string literal for LanceDB filters (single quotes doubled).
+pub(crate) fn quote(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_are_doubled_in_filter_literals() {
+        assert_eq!(quote("o'neil"), "'o''neil'");
+    }
+
+    #[test]
+    fn a_batch_keeps_missing_vectors_null() {
+        let row = MemoryRow {
+            id: "a".into(),
+            tenant: "t".into(),
+            memory_type: "NARRATIVE".into(),
+            title: None,
+            text: "x".into(),
+            source_id: "s".into(),
+            source_version: "v".into(),
+            span_start: 0,
+            span_end: 1,
+            t_valid: None,
+            t_invalid: None,
+            content_hash: "h".into(),
+        };
+        let batch = to_batch(&[row.clone(), row], &[Some(vec![0.5; DIMENSIONS]), None]).unwrap();
+        let vectors = batch.column_by_name("vector").unwrap();
+        assert_eq!((batch.num_rows(), vectors.null_count()), (2, 1));
+    }
+}

@@ -1,0 +1,136 @@
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::TryStreamExt;
+use lancedb::arrow::arrow_array::{RecordBatch, RecordBatchIterator};
+use lancedb::database::CreateTableMode;
+use lancedb::index::Index;
+use lancedb::index::scalar::FtsIndexBuilder;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::table::{OptimizeAction, OptimizeOptions};
+use lancedb::{Connection, Table, connect};
+use tracing::{debug, info};
+
+use super::LanceConfig;
+use super::rows::{MemoryRow, memory_schema, quote, string_column, to_batch};
+use crate::ConnectorError;
+use crate::embed::Embedder;
+
+/// Writes memory objects to the `memory` table and answers searches over it.
+#[derive(Clone)]
+pub struct LanceSink {
+    #[allow(dead_code)]
+    db: Connection,
+    pub(crate) table: Table,
+    pub(crate) embedder: Option<Arc<Embedder>>,
+}
+
+impl std::fmt::Debug for LanceSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LanceSink").field("embeds", &self.embedder.is_some()).finish()
+    }
+}
+
+impl LanceSink {
+    /// Open (or create) the `memory` table. Without an embedder rows are stored with null
+    /// vectors and only full-text search finds them.
+    pub async fn open(config: &LanceConfig, embedder: Option<Arc<Embedder>>) -> Result<Self, ConnectorError> {
+        let db = connect(&config.dir).execute().await.map_err(ConnectorError::lance(format!("opening {}", config.dir)))?;
+        let table = db
+            .create_empty_table(&config.memory_table, memory_schema())
+            .mode(CreateTableMode::exist_ok(|req| req))
+            .execute()
+            .await
+            .map_err(ConnectorError::lance("opening the memory table"))?;
+        Ok(LanceSink { db, table, embedder })
+    }
+
+    /// Upsert rows by id (embedding their text first) and delete rows by id.
+    pub async fn apply(&self, upserts: &[MemoryRow], deletes: &[String]) -> Result<(), ConnectorError> {
+        if !deletes.is_empty() {
+            for chunk in deletes.chunks(500) {
+                let list = chunk.iter().map(|id| quote(id)).collect::<Vec<_>>().join(", ");
+                self.table
+                    .delete(format!("id IN ({list})").as_str())
+                    .await
+                    .map_err(ConnectorError::lance("deleting rows"))?;
+            }
+        }
+        if upserts.is_empty() {
+            return Ok(());
+        }
+        let vectors = self.embed(upserts).await?;
+        let batch = to_batch(upserts, &vectors).map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
+        let mut merge = self.table.merge_insert(&["id"]);
+        merge.when_matched_update_all(None).when_not_matched_insert_all();
+        let reader = Box::new(RecordBatchIterator::new(vec![Ok(batch)], memory_schema()));
+        merge.execute(reader).await.map_err(ConnectorError::lance("upserting rows"))?;
+        debug!(upserts = upserts.len(), deletes = deletes.len(), "lancedb epoch written");
+        Ok(())
+    }
+
+    async fn embed(&self, rows: &[MemoryRow]) -> Result<Vec<Option<Vec<f32>>>, ConnectorError> {
+        let Some(embedder) = self.embedder.clone() else {
+            return Ok(vec![None; rows.len()]);
+        };
+        let texts: Vec<String> = rows.iter().map(|r| r.text.clone()).collect();
+        let vectors = tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            embedder.embed(&refs)
+        })
+        .await
+        .map_err(|e| ConnectorError::Model(format!("embedding task: {e}")))??;
+        Ok(vectors.into_iter().map(Some).collect())
+    }
+
+    /// Every row's content hash, by id (for reconciliation).
+    pub async fn state(&self) -> Result<HashMap<String, String>, ConnectorError> {
+        let batches: Vec<RecordBatch> = self
+            .table
+            .query()
+            .select(Select::columns(&["id", "content_hash"]))
+            .execute()
+            .await
+            .map_err(ConnectorError::lance("reading row hashes"))?
+            .try_collect()
+            .await
+            .map_err(ConnectorError::lance("reading row hashes"))?;
+        let mut state = HashMap::new();
+        for batch in &batches {
+            let (Some(ids), Some(hashes)) = (string_column(batch, "id"), string_column(batch, "content_hash")) else {
+                continue;
+            };
+            for i in 0..batch.num_rows() {
+                state.insert(ids.value(i).to_string(), hashes.value(i).to_string());
+            }
+        }
+        Ok(state)
+    }
+
+    /// Rows in the table, optionally filtered (`tenant = 'acme'`).
+    pub async fn count(&self, filter: Option<String>) -> Result<usize, ConnectorError> {
+        self.table.count_rows(filter).await.map_err(ConnectorError::lance("counting rows"))
+    }
+
+    /// Create the full-text index once the table has rows, fold new rows into the indexes and
+    /// compact small fragments. Called by the pipeline when it is idle.
+    pub async fn optimize(&self) -> Result<(), ConnectorError> {
+        if self.count(None).await? == 0 {
+            return Ok(());
+        }
+        let indices = self.table.list_indices().await.map_err(ConnectorError::lance("listing indexes"))?;
+        if !indices.iter().any(|i| i.columns.iter().any(|c| c == "text")) {
+            self.table
+                .create_index(&["text"], Index::FTS(FtsIndexBuilder::default()))
+                .execute()
+                .await
+                .map_err(ConnectorError::lance("creating the full-text index"))?;
+            info!("created the full-text index on memory.text");
+        }
+        self.table
+            .optimize(OptimizeAction::Index(OptimizeOptions::default()))
+            .await
+            .map_err(ConnectorError::lance("optimizing indexes"))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# deploy/local/demo.sh — set up and run the main job on the bundled sample corpus.
+#
+# Installs what is missing, starts Kafka and Neo4j, builds epigraph, publishes samples/docs,
+# runs the pipeline until the topics are drained, then serves the query API (foreground; Ctrl-C
+# stops it; the services keep running: deploy/local/services.sh down stops them).
+#   DEMO_LISTEN=127.0.0.1:8080  DEMO_TENANT=sample  DEMO_DOCS=samples/docs
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=deploy/local/setup.sh
+source "$here/setup.sh"
+epigraph_setup
+
+listen="${DEMO_LISTEN:-127.0.0.1:8080}"
+tenant="${DEMO_TENANT:-sample}"
+docs="${DEMO_DOCS:-$repo/samples/docs}"
+
+"$here/services.sh" up &
+services_pid=$!
+cd "$repo"
+cargo build --release -p epigraph --locked
+wait "$services_pid" || { echo "[demo] services failed to start; see: deploy/local/services.sh logs" >&2; exit 1; }
+
+bin="$CARGO_TARGET_DIR/release/epigraph"
+"$bin" ingest docs "$docs" --tenant "$tenant"
+"$bin" run --until-idle
+echo "[demo] query service: http://$listen/v1/search?tenant=$tenant&q=launch+date" >&2
+echo "[demo] e.g. curl 'http://$listen/v1/search?tenant=$tenant&q=who+approved+the+budget&k=3'" >&2
+exec "$bin" serve --listen "$listen"

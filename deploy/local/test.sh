@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# deploy/local/test.sh — the full test suite against real Kafka, Neo4j and LanceDB.
+#
+# Installs what is missing (protoc, jars, model), starts the services if they are not running,
+# builds, runs fmt/clippy-free tests (`cargo test --workspace`), and stops the services again if
+# this script started them — also when a test fails. `.ci/run` calls exactly this.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=deploy/local/setup.sh
+source "$here/setup.sh"
+epigraph_setup
+
+started_here=0
+if ! "$here/services.sh" status >/dev/null 2>&1; then
+  started_here=1
+fi
+cleanup() {
+  local rc=$?
+  if [ "$started_here" = 1 ]; then
+    "$here/services.sh" down || true
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+
+# Build while the services start: both take a while on two cores.
+"$here/services.sh" up &
+services_pid=$!
+cd "$repo"
+cargo build --workspace --all-targets --locked
+wait "$services_pid" || { echo "[test] services failed to start; see: deploy/local/services.sh logs" >&2; exit 1; }
+
+cargo test --workspace --locked -- --test-threads=2

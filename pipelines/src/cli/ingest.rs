@@ -1,0 +1,72 @@
+//! `epigraph ingest <source> <path>`.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Subcommand;
+use epigraph_connectors::docs::{Manifest, scan_folder};
+use epigraph_connectors::kafka::{EventProducer, ensure_topics};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::config::EpigraphConfig;
+
+/// The sources `epigraph ingest` reads.
+#[derive(Debug, Subcommand)]
+pub enum IngestSource {
+    /// Markdown and text files in a folder; removed files are tombstoned on the next run.
+    Docs {
+        /// The folder.
+        dir: PathBuf,
+        /// Tenant the documents belong to.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+    },
+}
+
+/// Publish a source. Bad items are dead-lettered and counted; only infrastructure failures are
+/// errors (and a non-zero exit).
+pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()> {
+    match source {
+        IngestSource::Docs { dir, tenant } => ingest_docs(config, &dir, &tenant).await,
+    }
+}
+
+async fn ingest_docs(config: &EpigraphConfig, dir: &std::path::Path, tenant: &str) -> Result<()> {
+    let root = dir.canonicalize().with_context(|| format!("reading {}", dir.display()))?;
+    let state_dir = config.state_dir();
+    let previous = Manifest::load(&state_dir, tenant, &root)?;
+    let scan = scan_folder(&root, tenant, &config.docs, &previous, config.kafka.dead_letter_max_bytes)?;
+    ensure_topics(&config.kafka).await.context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
+    let producer = EventProducer::new(&config.kafka)?;
+    for letter in &scan.dead_letters {
+        producer.dead_letter(letter).await?;
+    }
+    let tombstones = scan.events.iter().filter(|e| e.op == epigraph_schemas::Op::Delete).count();
+    let bar = progress_bar(scan.events.len() as u64, "publishing");
+    let report = producer.publish(scan.events, |n| bar.set_position(n as u64)).await?;
+    bar.finish_and_clear();
+    producer.flush()?;
+    scan.next_manifest.save(&state_dir)?;
+    let summary = serde_json::json!({
+        "source": "docs",
+        "tenant": tenant,
+        "published": report.published - tombstones.min(report.published),
+        "tombstoned": tombstones,
+        "unchanged": scan.unchanged,
+        "dead_lettered": scan.dead_letters.len() + report.dead_lettered,
+    });
+    println!("{summary}");
+    Ok(())
+}
+
+/// A progress bar on stderr, hidden when stderr is not a terminal.
+pub fn progress_bar(len: u64, message: &'static str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message(message);
+    bar
+}

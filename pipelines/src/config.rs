@@ -1,0 +1,119 @@
+//! `epigraph.toml` and `EPIGRAPH_*` environment variables.
+//!
+//! Precedence: defaults (which match `deploy/local/services.sh`) < the TOML file < environment
+//! variables. Nested keys use a double underscore: `EPIGRAPH_KAFKA__BOOTSTRAP=host:9092`,
+//! `EPIGRAPH_NEO4J__PASSWORD=…`, `EPIGRAPH_LANCEDB__DIR=…`, `EPIGRAPH_MODEL__DIR=…`.
+
+use std::path::{Path, PathBuf};
+
+use epigraph_connectors::docs::DocsConfig;
+use epigraph_connectors::embed::EmbedConfig;
+use epigraph_connectors::kafka::KafkaConfig;
+use epigraph_connectors::lance::LanceConfig;
+use epigraph_connectors::neo4j::Neo4jConfig;
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration of the `epigraph` binary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EpigraphConfig {
+    /// Kafka connection and topics.
+    pub kafka: KafkaConfig,
+    /// Neo4j connection.
+    pub neo4j: Neo4jConfig,
+    /// LanceDB location.
+    pub lancedb: LanceConfig,
+    /// Embedding model.
+    pub model: EmbedConfig,
+    /// Documents source.
+    pub docs: DocsConfig,
+    /// `epigraph run`.
+    pub run: RunConfig,
+    /// `epigraph serve`.
+    pub serve: ServeConfig,
+    /// Local state of the connectors (manifests of published files). Default
+    /// `$EPIGRAPH_HOME/state`.
+    pub state_dir: Option<PathBuf>,
+}
+
+/// How `epigraph run` seals epochs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Timely worker threads. Default 1.
+    pub workers: usize,
+    /// An epoch is sealed after this many events. Default 5000.
+    pub epoch_max_events: usize,
+    /// … or after this many milliseconds since its first event. Default 500.
+    pub epoch_max_ms: u64,
+    /// Poll timeout in milliseconds; `--until-idle` exits after one idle poll with every
+    /// partition read to its end. Default 1000.
+    pub idle_ms: u64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { workers: 1, epoch_max_events: 5000, epoch_max_ms: 500, idle_ms: 1000 }
+    }
+}
+
+/// How `epigraph serve` listens.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServeConfig {
+    /// Listen address. Default `127.0.0.1:8080`.
+    pub listen: String,
+    /// Tenant used when a request names none. Default `default`.
+    pub default_tenant: String,
+    /// Largest `k` a search may ask for. Default 100.
+    pub max_k: usize,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig { listen: "127.0.0.1:8080".into(), default_tenant: "default".into(), max_k: 100 }
+    }
+}
+
+impl EpigraphConfig {
+    /// Load defaults, then `path` (or `./epigraph.toml` when it exists), then the environment.
+    pub fn load(path: Option<&Path>) -> Result<Self, figment::Error> {
+        let mut figment = Figment::from(Serialized::defaults(EpigraphConfig::default()));
+        match path {
+            Some(path) => figment = figment.merge(Toml::file_exact(path)),
+            None if Path::new("epigraph.toml").is_file() => figment = figment.merge(Toml::file("epigraph.toml")),
+            None => {}
+        }
+        let env = Env::prefixed("EPIGRAPH_").filter(|key| key.as_str().contains("__") || key == "state_dir").split("__");
+        figment.merge(env).extract()
+    }
+
+    /// The state directory, resolved.
+    pub fn state_dir(&self) -> PathBuf {
+        self.state_dir.clone().unwrap_or_else(|| epigraph_connectors::embed::default_home().join("state"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_config_deserializes() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/epigraph.example.toml");
+        let config = EpigraphConfig::load(Some(&path)).expect("example config loads");
+        assert_eq!(config.kafka.bootstrap, "127.0.0.1:9092");
+        assert_eq!(config.run.workers, 2);
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.toml");
+        std::fs::write(&path, "[kafka]\nbootstrapp = 'x'\n").unwrap();
+        let error = EpigraphConfig::load(Some(&path)).unwrap_err().to_string();
+        assert!(error.contains("bootstrapp"), "{error}");
+    }
+}

@@ -1,0 +1,13 @@
+//! The `epigraph` binary's library: configuration, CLI commands, the dataflow runtime and the
+//! query service. Business logic lives in `epigraph-operators` (pure) and
+//! `epigraph-connectors` (I/O); this crate wires them together.
+//!
+//! - [`config`]: `epigraph.toml` + `EPIGRAPH_*` variables.
+//! - [`cli`]: the subcommands (`ingest`, `run`, `serve`, `schemas`).
+//! - [`runtime`]: `epigraph run`.
+//! - [`serve`]: `epigraph serve`.
+
+pub mod cli;
+pub mod config;
+pub mod runtime;
+pub mod serve;

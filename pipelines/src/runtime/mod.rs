@@ -1,0 +1,15 @@
+//! `epigraph run`: Kafka → timely/differential dataflow → Neo4j + LanceDB.
+//!
+//! - [`dataflow`]: the timely workers and the channel protocol with the async side.
+//! - [`upsert`]: the per-key state that turns a stream of versions and tombstones into
+//!   differential updates (a new version retracts the previous one).
+//! - [`views`]: graph elements as Neo4j writes and LanceDB rows; reconciliation.
+//! - [`pipeline`]: the loop that restores state from the compacted topics, reconciles the sinks,
+//!   then seals epochs, applies their net changes and commits offsets after both sinks acked.
+
+pub mod dataflow;
+pub mod pipeline;
+pub mod upsert;
+pub mod views;
+
+pub use pipeline::{RunOptions, RunReport, run};

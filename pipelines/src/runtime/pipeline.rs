@@ -1,0 +1,236 @@
+//! The run loop. See `docs/runtime.md` for the durability model.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use epigraph_connectors::embed::Embedder;
+use epigraph_connectors::kafka::{DeadLetter, EventConsumer, EventProducer, Polled, RawMessage, ensure_topics};
+use epigraph_connectors::lance::LanceSink;
+use epigraph_connectors::neo4j::Neo4jSink;
+use epigraph_operators::{SourceVersion, net_changes};
+use epigraph_schemas::topics::{all_event_topics, event_key, valid_tenant};
+use epigraph_schemas::{SourceEvent, decode_event};
+use tracing::{info, warn};
+
+use super::dataflow::{Dataflow, EpochInput};
+use super::upsert::UpsertState;
+use super::views::{SinkWrites, live_elements, reconcile};
+use crate::config::EpigraphConfig;
+
+/// Options of one `epigraph run`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Exit once every partition is read to its end and everything is written.
+    pub until_idle: bool,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RunReport {
+    /// Messages read (restore and live).
+    pub messages: usize,
+    /// Messages dead-lettered.
+    pub dead_lettered: usize,
+    /// Live epochs sealed after the restore.
+    pub epochs: u64,
+    /// Source items live at the end.
+    pub live_sources: usize,
+    /// Elements written by the reconciliation after the restore (0 when the sinks were current).
+    pub reconciled_writes: usize,
+    /// Elements written by live epochs.
+    pub live_writes: usize,
+}
+
+type Offsets = BTreeMap<(String, i32), i64>;
+
+struct Runner {
+    config: EpigraphConfig,
+    consumer: EventConsumer,
+    producer: EventProducer,
+    neo4j: Neo4jSink,
+    lance: LanceSink,
+    dataflow: Arc<Dataflow>,
+    state: UpsertState,
+    next_offsets: Offsets,
+    report: RunReport,
+}
+
+/// Run the pipeline.
+pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunReport> {
+    ensure_topics(&config.kafka).await.context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
+    let embedder = if config.lancedb.embed {
+        let model = config.model.clone();
+        let embedder = tokio::task::spawn_blocking(move || Embedder::load(&model)).await??;
+        Some(Arc::new(embedder))
+    } else {
+        None
+    };
+    let neo4j = Neo4jSink::connect(&config.neo4j).await.context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?;
+    let lance = LanceSink::open(&config.lancedb, embedder).await?;
+    let consumer = EventConsumer::from_beginning(&config.kafka, &all_event_topics())?;
+    let producer = EventProducer::new(&config.kafka)?;
+    let dataflow = Arc::new(Dataflow::start(config.run.workers));
+    let mut runner = Runner {
+        config,
+        consumer,
+        producer,
+        neo4j,
+        lance,
+        dataflow,
+        state: UpsertState::default(),
+        next_offsets: Offsets::new(),
+        report: RunReport::default(),
+    };
+    runner.restore().await?;
+    runner.live(options).await?;
+    let Runner { dataflow, mut report, state, .. } = runner;
+    report.live_sources = state.len();
+    match Arc::try_unwrap(dataflow) {
+        Ok(dataflow) => dataflow.shutdown().map_err(anyhow::Error::msg)?,
+        Err(_) => bail!("the dataflow is still in use"),
+    }
+    Ok(report)
+}
+
+impl Runner {
+    /// Replay the compacted topics up to their current ends into the dataflow as epoch 0, then
+    /// make both sinks equal to the result (this also removes what was deleted while down).
+    async fn restore(&mut self) -> Result<()> {
+        let started = Instant::now();
+        let marks = self.consumer.high_watermarks()?;
+        let mut updates = Vec::new();
+        while !caught_up(&self.next_offsets, &marks) {
+            match self.consumer.poll(Duration::from_millis(self.config.run.idle_ms.max(100) * 10)).await? {
+                Polled::Message(message) => updates.extend(self.absorb(message).await?),
+                Polled::Idle => bail!("Kafka returned nothing while restoring (positions {:?}, ends {marks:?})", self.next_offsets),
+            }
+        }
+        let output = self.seal(0, updates).await?;
+        let desired = live_elements(output);
+        let writes = reconcile(&desired, &self.neo4j, &self.lance).await?;
+        self.report.reconciled_writes = count_writes(&writes);
+        writes.apply(&self.neo4j, &self.lance).await?;
+        self.consumer.commit(&self.next_offsets)?;
+        info!(
+            sources = self.state.len(),
+            elements = desired.len(),
+            reconciled_writes = self.report.reconciled_writes,
+            seconds = started.elapsed().as_secs_f64(),
+            "restored state from the compacted topics"
+        );
+        Ok(())
+    }
+
+    /// Seal epochs on a size/time budget, apply their net changes to both sinks, then commit.
+    async fn live(&mut self, options: RunOptions) -> Result<()> {
+        let budget = Duration::from_millis(self.config.run.epoch_max_ms);
+        let idle = Duration::from_millis(self.config.run.idle_ms);
+        let mut epoch = 0u64;
+        let mut optimized = true;
+        loop {
+            let mut updates = Vec::new();
+            let mut consumed = 0usize;
+            let opened = Instant::now();
+            while consumed < self.config.run.epoch_max_events && (consumed == 0 || opened.elapsed() < budget) {
+                let wait = if consumed == 0 { idle } else { budget.saturating_sub(opened.elapsed()) };
+                match self.consumer.poll(wait).await? {
+                    Polled::Message(message) => {
+                        consumed += 1;
+                        updates.extend(self.absorb(message).await?);
+                    }
+                    Polled::Idle => break,
+                }
+            }
+            if consumed > 0 {
+                epoch += 1;
+                let output = self.seal(epoch, updates).await?;
+                let writes = SinkWrites::from_changes(&net_changes(output));
+                self.report.live_writes += count_writes(&writes);
+                writes.apply(&self.neo4j, &self.lance).await?;
+                self.consumer.commit(&self.next_offsets)?;
+                self.report.epochs = epoch;
+                optimized = false;
+                continue;
+            }
+            if !optimized {
+                self.lance.optimize().await?;
+                optimized = true;
+            }
+            if options.until_idle && caught_up(&self.next_offsets, &self.consumer.high_watermarks()?) {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn seal(&self, epoch: u64, updates: Vec<(SourceVersion, isize)>) -> Result<Vec<(epigraph_operators::GraphElement, isize)>> {
+        let dataflow = self.dataflow.clone();
+        let output = tokio::task::spawn_blocking(move || dataflow.process(EpochInput { epoch, updates }))
+            .await?
+            .map_err(anyhow::Error::msg)?;
+        Ok(output.updates)
+    }
+
+    /// Decode and validate one message; bad ones go to the dead-letter topic.
+    async fn absorb(&mut self, message: RawMessage) -> Result<Vec<(SourceVersion, isize)>> {
+        self.report.messages += 1;
+        self.next_offsets.insert((message.topic.clone(), message.partition), message.offset + 1);
+        let key = message.key.as_deref().map(String::from_utf8_lossy).unwrap_or_default().into_owned();
+        let Some(payload) = message.payload.as_deref() else {
+            return Ok(self.state.remove(&key));
+        };
+        match decode_event(payload).map_err(|e| e.to_string()).and_then(|event| validate(&key, event)) {
+            Ok(event) => Ok(self.state.apply(&event)),
+            Err(reason) => {
+                let letter = DeadLetter::new(&reason, "run", None, &message.location(), payload, self.config.kafka.dead_letter_max_bytes);
+                warn!(location = %letter.location, %reason, "dead-lettering an undecodable event");
+                self.producer.dead_letter(&letter).await?;
+                self.report.dead_lettered += 1;
+                Ok(Vec::new())
+            }
+        }
+    }
+}
+
+fn validate(key: &str, event: SourceEvent) -> Result<SourceEvent, String> {
+    if !valid_tenant(&event.tenant) {
+        return Err(format!("invalid tenant {:?}", event.tenant));
+    }
+    if event.source_id.is_empty() {
+        return Err("empty source_id".into());
+    }
+    let expected = event_key(&event.tenant, &event.source_id);
+    if key != expected {
+        return Err(format!("key {key:?} does not match the event's tenant/source_id {expected:?}"));
+    }
+    Ok(event)
+}
+
+fn caught_up(next: &Offsets, marks: &Offsets) -> bool {
+    marks.iter().all(|(partition, end)| *end == 0 || next.get(partition).is_some_and(|n| n >= end))
+}
+
+fn count_writes(writes: &SinkWrites) -> usize {
+    let g = &writes.graph;
+    g.upsert_nodes.len() + g.upsert_relations.len() + g.delete_nodes.len() + g.delete_relations.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caught_up_needs_every_nonempty_partition_read_to_its_end() {
+        let marks = Offsets::from([(("a".into(), 0), 3), (("b".into(), 0), 0)]);
+        assert!(!caught_up(&Offsets::new(), &marks));
+        assert!(caught_up(&Offsets::from([(("a".into(), 0), 3)]), &marks));
+    }
+
+    #[test]
+    fn a_key_that_disagrees_with_its_event_is_rejected() {
+        let event = SourceEvent::upsert("acme", epigraph_schemas::SourceKind::Document, "a.md", None, "x".into(), 0);
+        assert!(validate("acme/a.md", event.clone()).is_ok());
+        assert!(validate("other/a.md", event).unwrap_err().contains("does not match"));
+    }
+}

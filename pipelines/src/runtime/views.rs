@@ -1,0 +1,186 @@
+//! Graph elements as the two sinks see them, and reconciliation of a sink with a full state.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use epigraph_connectors::ConnectorError;
+use epigraph_connectors::lance::{LanceSink, MemoryRow};
+use epigraph_connectors::neo4j::{GraphBatch, Neo4jSink, NodeWrite, PropValue, RelationKey, RelationWrite};
+use epigraph_operators::{GraphElement, MemoryObject, SinkChanges};
+
+/// The writes of one epoch for both sinks.
+#[derive(Debug, Default)]
+pub struct SinkWrites {
+    /// For Neo4j.
+    pub graph: GraphBatch,
+    /// Rows to upsert in LanceDB.
+    pub lance_upserts: Vec<MemoryRow>,
+    /// Row ids to delete in LanceDB.
+    pub lance_deletes: Vec<String>,
+}
+
+impl SinkWrites {
+    /// The writes of an epoch's net changes.
+    pub fn from_changes(changes: &SinkChanges) -> Self {
+        let mut writes = SinkWrites::default();
+        for element in &changes.upserts {
+            writes.upsert(element);
+        }
+        for element in &changes.deletes {
+            match element {
+                GraphElement::Relation(r) => writes.graph.delete_relations.push(relation_key(r)),
+                other => {
+                    writes.graph.delete_nodes.push(other.id().to_string());
+                    if matches!(other, GraphElement::Memory(_)) {
+                        writes.lance_deletes.push(other.id().to_string());
+                    }
+                }
+            }
+        }
+        writes
+    }
+
+    fn upsert(&mut self, element: &GraphElement) {
+        match element {
+            GraphElement::Relation(r) => self.graph.upsert_relations.push(relation_write(r, element.content_hash())),
+            GraphElement::Memory(m) => {
+                let hash = element.content_hash();
+                self.graph.upsert_nodes.push(node_write(element, hash.clone()));
+                self.lance_upserts.push(memory_row(m, hash));
+            }
+            GraphElement::Source(_) => self.graph.upsert_nodes.push(node_write(element, element.content_hash())),
+        }
+    }
+
+    /// Whether there is nothing to write.
+    pub fn is_empty(&self) -> bool {
+        self.graph.is_empty() && self.lance_upserts.is_empty() && self.lance_deletes.is_empty()
+    }
+
+    /// Apply to both sinks concurrently; returns when both acknowledged.
+    pub async fn apply(&self, neo4j: &Neo4jSink, lance: &LanceSink) -> Result<(), ConnectorError> {
+        tokio::try_join!(neo4j.apply(&self.graph), lance.apply(&self.lance_upserts, &self.lance_deletes))?;
+        Ok(())
+    }
+}
+
+/// The writes that make both sinks equal `desired`: what is missing or differs is upserted,
+/// what the sinks hold beyond it is deleted, what already matches is not touched.
+pub async fn reconcile(desired: &[GraphElement], neo4j: &Neo4jSink, lance: &LanceSink) -> Result<SinkWrites, ConnectorError> {
+    let (graph_state, lance_state) = tokio::try_join!(neo4j.state(), lance.state())?;
+    let mut writes = SinkWrites::default();
+    let mut wanted_nodes = HashSet::new();
+    let mut wanted_relations = HashSet::new();
+    let mut wanted_rows = HashSet::new();
+    for element in desired {
+        let hash = element.content_hash();
+        match element {
+            GraphElement::Relation(r) => {
+                let key = relation_key(r);
+                if graph_state.relations.get(&key) != Some(&hash) {
+                    writes.graph.upsert_relations.push(relation_write(r, hash));
+                }
+                wanted_relations.insert(key);
+            }
+            GraphElement::Memory(m) => {
+                if graph_state.nodes.get(&m.id) != Some(&hash) {
+                    writes.graph.upsert_nodes.push(node_write(element, hash.clone()));
+                }
+                if lance_state.get(&m.id) != Some(&hash) {
+                    writes.lance_upserts.push(memory_row(m, hash));
+                }
+                wanted_nodes.insert(m.id.clone());
+                wanted_rows.insert(m.id.clone());
+            }
+            GraphElement::Source(s) => {
+                if graph_state.nodes.get(&s.id) != Some(&hash) {
+                    writes.graph.upsert_nodes.push(node_write(element, hash));
+                }
+                wanted_nodes.insert(s.id.clone());
+            }
+        }
+    }
+    writes.graph.delete_nodes = sorted_missing(graph_state.nodes.keys(), &wanted_nodes);
+    writes.graph.delete_relations = graph_state.relations.keys().filter(|k| !wanted_relations.contains(*k)).cloned().collect();
+    writes.graph.delete_relations.sort();
+    writes.lance_deletes = sorted_missing(lance_state.keys(), &wanted_rows);
+    Ok(writes)
+}
+
+fn sorted_missing<'a>(have: impl Iterator<Item = &'a String>, wanted: &HashSet<String>) -> Vec<String> {
+    let mut missing: Vec<String> = have.filter(|id| !wanted.contains(*id)).cloned().collect();
+    missing.sort();
+    missing
+}
+
+fn relation_key(r: &epigraph_operators::Relation) -> RelationKey {
+    RelationKey { id: r.id.clone(), from: r.from.clone(), to: r.to.clone() }
+}
+
+fn relation_write(r: &epigraph_operators::Relation, content_hash: String) -> RelationWrite {
+    let props = BTreeMap::from([("tenant".to_string(), PropValue::Text(r.tenant.clone()))]);
+    RelationWrite { key: relation_key(r), rel_type: r.rel_type.clone(), props, content_hash }
+}
+
+fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
+    let mut props: BTreeMap<String, PropValue> = BTreeMap::new();
+    let text = |s: &str| PropValue::Text(s.to_string());
+    let labels = match element {
+        GraphElement::Source(s) => {
+            props.insert("tenant".into(), text(&s.tenant));
+            props.insert("source_id".into(), text(&s.source_id));
+            props.insert("kind".into(), text(s.kind.as_str()));
+            props.insert("version".into(), text(&s.version));
+            props.insert("title".into(), s.title.clone().into());
+            props.insert("occurred_at".into(), s.occurred_at.into());
+            vec!["Source".to_string(), capitalised(s.kind.as_str())]
+        }
+        GraphElement::Memory(m) => {
+            props.insert("tenant".into(), text(&m.tenant));
+            props.insert("type".into(), text(&m.memory_type.name()));
+            props.insert("text".into(), text(&m.text));
+            props.insert("title".into(), m.title.clone().into());
+            props.insert("source_id".into(), text(&m.source_id));
+            props.insert("source_version".into(), text(&m.source_version));
+            props.insert("span_start".into(), PropValue::Int(m.span.0.into()));
+            props.insert("span_end".into(), PropValue::Int(m.span.1.into()));
+            props.insert("extractor".into(), text(&m.extractor));
+            props.insert("t_valid".into(), m.t_valid.into());
+            vec!["Memory".to_string(), m.memory_type.label().to_string()]
+        }
+        GraphElement::Relation(_) => unreachable!("relations are not nodes"),
+    };
+    NodeWrite { id: element.id().to_string(), labels, props, content_hash }
+}
+
+fn memory_row(m: &MemoryObject, content_hash: String) -> MemoryRow {
+    MemoryRow {
+        id: m.id.clone(),
+        tenant: m.tenant.clone(),
+        memory_type: m.memory_type.name(),
+        title: m.title.clone(),
+        text: m.text.clone(),
+        source_id: m.source_id.clone(),
+        source_version: m.source_version.clone(),
+        span_start: m.span.0.into(),
+        span_end: m.span.1.into(),
+        t_valid: m.t_valid,
+        t_invalid: None,
+        content_hash,
+    }
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+}
+
+/// Live elements from a list of updates (multiplicity > 0 after consolidation).
+pub fn live_elements(updates: Vec<(GraphElement, isize)>) -> Vec<GraphElement> {
+    let mut totals: HashMap<GraphElement, isize> = HashMap::new();
+    for (element, diff) in updates {
+        *totals.entry(element).or_default() += diff;
+    }
+    let mut live: Vec<GraphElement> = totals.into_iter().filter(|(_, n)| *n > 0).map(|(e, _)| e).collect();
+    live.sort();
+    live
+}

@@ -1,0 +1,17 @@
+//! The contracts of epigraph: the Avro schemas of the events that connectors publish to Kafka.
+//!
+//! Map of the crate:
+//! - [`event`]: the Rust types of the records ([`SourceEvent`], [`Party`], [`Link`]).
+//! - [`codec`]: Avro single-object encoding (marker `C3 01` + the writer schema's 64-bit Rabin
+//!   fingerprint + the datum) and decoding that resolves the writer schema against the reader's.
+//! - [`topics`]: topic names and the Kafka key format shared by producers and consumers.
+//!
+//! The `.avsc` files under `avsc/` are the source of truth; the Rust types mirror them and the
+//! tests round-trip every record and read data written with every previous schema version.
+
+pub mod codec;
+pub mod event;
+pub mod topics;
+
+pub use codec::{CodecError, decode_event, encode_event, schema_files};
+pub use event::{Link, Op, Party, SourceEvent, SourceKind};

@@ -1,0 +1,185 @@
+//! Helpers of the end-to-end tests: they drive the real `epigraph` binary against the real Kafka,
+//! Neo4j and LanceDB that `deploy/local/services.sh up` starts (the test script does that).
+//!
+//! Every test uses its own tenant and state folder and takes [`serial`] for its whole body:
+//! `epigraph run` reconciles the shared Neo4j with the shared topics, so two runs must not
+//! interleave.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use epigraph_connectors::lance::{LanceConfig, LanceSink};
+use epigraph_connectors::neo4j::{Neo4jConfig, connect_graph};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Hold this for the whole test.
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The `epigraph` binary built next to the test executable (`cargo build --bins` first), or
+/// `$EPIGRAPH_BIN`.
+pub fn binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("EPIGRAPH_BIN") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().expect("test executable path");
+    let debug_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/..");
+    let binary = debug_dir.join("epigraph");
+    assert!(binary.is_file(), "{} is missing: run `cargo build --bins` before the tests", binary.display());
+    binary
+}
+
+/// A unique tenant name for one test.
+pub fn unique_tenant(prefix: &str) -> String {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
+    format!("{prefix}-{}-{}", std::process::id(), nanos % 1_000_000_000_000)
+}
+
+/// The environment of one test: its own state folder, the tests' LanceDB folder.
+#[derive(Debug)]
+pub struct TestEnv {
+    /// Temporary folder holding state and documents.
+    pub dir: tempfile::TempDir,
+    /// The tenant of this test.
+    pub tenant: String,
+    /// LanceDB folder used by the binary.
+    pub lance_dir: PathBuf,
+}
+
+impl TestEnv {
+    /// A new environment with a unique tenant.
+    pub fn new(prefix: &str) -> Self {
+        let home = epigraph_connectors::embed::default_home();
+        TestEnv { dir: tempfile::tempdir().expect("tempdir"), tenant: unique_tenant(prefix), lance_dir: home.join("test-lancedb") }
+    }
+
+    /// The folder of documents of this test.
+    pub fn docs(&self) -> PathBuf {
+        let docs = self.dir.path().join("docs");
+        std::fs::create_dir_all(&docs).expect("docs folder");
+        docs
+    }
+
+    /// A command running the binary in this environment.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(binary());
+        command
+            .args(args)
+            .env("EPIGRAPH_STATE_DIR", self.dir.path().join("state"))
+            .env("EPIGRAPH_LANCEDB__DIR", &self.lance_dir)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Run the binary to completion; panics with its output when it fails.
+    pub fn epigraph(&self, args: &[&str]) -> String {
+        let output: Output = self.command(args).output().expect("spawning epigraph");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "epigraph {args:?} failed ({}):\nstdout: {stdout}\nstderr: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout
+    }
+
+    /// `epigraph ingest docs <docs> --tenant <tenant>`, parsed summary.
+    pub fn ingest_docs(&self) -> serde_json::Value {
+        let docs = self.docs();
+        let out = self.epigraph(&["ingest", "docs", docs.to_str().expect("utf-8 path"), "--tenant", &self.tenant]);
+        last_json_line(&out)
+    }
+
+    /// `epigraph run --until-idle`, parsed report.
+    pub fn run_until_idle(&self) -> serde_json::Value {
+        last_json_line(&self.epigraph(&["run", "--until-idle"]))
+    }
+
+    /// Open the LanceDB sink the binary writes (full-text only: no model needed to read).
+    pub async fn lance(&self) -> LanceSink {
+        let config = LanceConfig { dir: self.lance_dir.display().to_string(), embed: false, ..LanceConfig::default() };
+        LanceSink::open(&config, None).await.expect("opening LanceDB")
+    }
+
+    /// Start `epigraph serve` on a free port; killed on drop.
+    pub fn serve(&self) -> Server {
+        let port = TcpListener::bind("127.0.0.1:0").expect("free port").local_addr().expect("addr").port();
+        let listen = format!("127.0.0.1:{port}");
+        let child = self.command(&["serve", "--listen", &listen]).stdout(Stdio::null()).spawn().expect("spawning serve");
+        let server = Server { child, base: format!("http://{listen}") };
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            if reqwest::blocking::get(format!("{}/healthz", server.base)).is_ok_and(|r| r.status().is_success()) {
+                return server;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("epigraph serve did not answer /healthz within 120 s");
+    }
+}
+
+/// A running `epigraph serve`.
+#[derive(Debug)]
+pub struct Server {
+    child: Child,
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+}
+
+impl Server {
+    /// GET a path and parse the JSON answer.
+    pub fn get(&self, path_and_query: &str) -> serde_json::Value {
+        let response = reqwest::blocking::get(format!("{}{path_and_query}", self.base)).expect("request");
+        let status = response.status();
+        let body: serde_json::Value = response.json().expect("JSON body");
+        assert!(status.is_success(), "GET {path_and_query}: {status} {body}");
+        body
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The last line of `out` that parses as JSON.
+pub fn last_json_line(out: &str) -> serde_json::Value {
+    out.lines()
+        .rev()
+        .find_map(|line| serde_json::from_str(line).ok())
+        .unwrap_or_else(|| panic!("no JSON line in output: {out}"))
+}
+
+/// A Neo4j client with the default (local script) settings.
+pub fn neo4j() -> neo4rs::Graph {
+    connect_graph(&Neo4jConfig::default()).expect("connecting to Neo4j")
+}
+
+/// Run a read query returning one integer column `n`.
+pub async fn neo4j_count(graph: &neo4rs::Graph, cypher: &str, tenant: &str) -> i64 {
+    let mut rows = graph.execute(neo4rs::query(cypher).param("tenant", tenant)).await.expect("neo4j query");
+    let row = rows.next().await.expect("neo4j row").expect("one row");
+    row.get::<i64>("n").expect("column n")
+}
+
+/// Texts of the tenant's memory nodes in Neo4j, sorted.
+pub async fn neo4j_memory_texts(graph: &neo4rs::Graph, tenant: &str) -> Vec<String> {
+    let mut rows = graph
+        .execute(neo4rs::query("MATCH (m:Memory {tenant: $tenant}) RETURN m.text AS text ORDER BY text").param("tenant", tenant))
+        .await
+        .expect("neo4j query");
+    let mut texts = Vec::new();
+    while let Some(row) = rows.next().await.expect("neo4j row") {
+        texts.push(row.get::<String>("text").expect("text"));
+    }
+    texts
+}
