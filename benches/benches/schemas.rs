@@ -6,12 +6,23 @@ use epigraph_operators::{SourceVersion, elements_of};
 use epigraph_schemas::{SourceEvent, SourceKind, decode_event, encode_event};
 
 fn codec(c: &mut Criterion) {
-    let event = SourceEvent::upsert("acme", SourceKind::Document, "notes/a.md", Some("A".into()), synthetic_body(1, 2048), 0);
+    let event = SourceEvent::upsert(
+        "acme",
+        SourceKind::Document,
+        "notes/a.md",
+        Some("A".into()),
+        synthetic_body(1, 2048),
+        0,
+    );
     let bytes = encode_event(&event).expect("encodes");
     let mut group = c.benchmark_group("avro");
     group.throughput(Throughput::Elements(1));
-    group.bench_function("encode_2KiB_event", |b| b.iter(|| encode_event(std::hint::black_box(&event)).unwrap()));
-    group.bench_function("decode_2KiB_event", |b| b.iter(|| decode_event(std::hint::black_box(&bytes)).unwrap()));
+    group.bench_function("encode_2KiB_event", |b| {
+        b.iter(|| encode_event(std::hint::black_box(&event)).unwrap())
+    });
+    group.bench_function("decode_2KiB_event", |b| {
+        b.iter(|| decode_event(std::hint::black_box(&bytes)).unwrap())
+    });
     group.finish();
 }
 
@@ -28,7 +39,9 @@ fn extract(c: &mut Criterion) {
     };
     let mut group = c.benchmark_group("extract");
     group.throughput(Throughput::Bytes(version.body.len() as u64));
-    group.bench_function("elements_of_64KiB", |b| b.iter(|| elements_of(std::hint::black_box(&version))));
+    group.bench_function("elements_of_64KiB", |b| {
+        b.iter(|| elements_of(std::hint::black_box(&version)))
+    });
     group.finish();
 }
 

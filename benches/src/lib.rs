@@ -10,13 +10,37 @@
 /// ```
 pub fn synthetic_body(seed: u64, bytes: usize) -> String {
     const WORDS: &[&str] = &[
-        "we", "decided", "budget", "launch", "moved", "to", "june", "the", "board", "approved", "plan", "risk",
-        "question", "open", "customer", "team", "hire", "engineers", "deadline", "constraint", "must", "not",
+        "we",
+        "decided",
+        "budget",
+        "launch",
+        "moved",
+        "to",
+        "june",
+        "the",
+        "board",
+        "approved",
+        "plan",
+        "risk",
+        "question",
+        "open",
+        "customer",
+        "team",
+        "hire",
+        "engineers",
+        "deadline",
+        "constraint",
+        "must",
+        "not",
     ];
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut out = String::with_capacity(bytes + 16);
     while out.len() < bytes {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         out.push_str(WORDS[(state >> 33) as usize % WORDS.len()]);
         out.push(if (state >> 20) % 11 == 0 { '.' } else { ' ' });
     }

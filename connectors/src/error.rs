@@ -67,9 +67,9 @@ impl ConnectorError {
     /// Whose fault the failure is.
     pub fn fault(&self) -> Fault {
         match self {
-            ConnectorError::Kafka { .. } | ConnectorError::Neo4j { .. } | ConnectorError::Io { .. } => {
-                Fault::ExternalService
-            }
+            ConnectorError::Kafka { .. }
+            | ConnectorError::Neo4j { .. }
+            | ConnectorError::Io { .. } => Fault::ExternalService,
             ConnectorError::Lance { .. } => Fault::ExternalService,
             ConnectorError::Model(_) | ConnectorError::Config(_) => Fault::UserInput,
             ConnectorError::Codec(_) => Fault::Internal,
@@ -81,7 +81,9 @@ impl ConnectorError {
         self.fault() == Fault::ExternalService
     }
 
-    pub(crate) fn kafka(context: impl Into<String>) -> impl FnOnce(rdkafka::error::KafkaError) -> Self {
+    pub(crate) fn kafka(
+        context: impl Into<String>,
+    ) -> impl FnOnce(rdkafka::error::KafkaError) -> Self {
         let context = context.into();
         move |source| ConnectorError::Kafka { context, source }
     }

@@ -9,7 +9,9 @@ use differential_dataflow::VecCollection;
 use differential_dataflow::lattice::Lattice;
 use timely::progress::Timestamp;
 
-use crate::model::{EpistemicType, GraphElement, MemoryObject, Relation, SourceNode, SourceVersion, stable_id};
+use crate::model::{
+    EpistemicType, GraphElement, MemoryObject, Relation, SourceNode, SourceVersion, stable_id,
+};
 
 /// Name and version written into every element's provenance.
 pub const EXTRACTOR: &str = "epigraph.document/0.1";
@@ -40,7 +42,10 @@ pub fn elements_of(source: &SourceVersion) -> Vec<GraphElement> {
         return vec![GraphElement::Source(node)];
     }
     let start = source.body.find(text).unwrap_or(0);
-    let span = (char_offset(&source.body, start), char_offset(&source.body, start + text.len()));
+    let span = (
+        char_offset(&source.body, start),
+        char_offset(&source.body, start + text.len()),
+    );
     let memory = MemoryObject {
         id: stable_id(&["memory", &source.tenant, &source.source_id, "document"]),
         tenant: source.tenant.clone(),
@@ -60,7 +65,11 @@ pub fn elements_of(source: &SourceVersion) -> Vec<GraphElement> {
         from: memory.id.clone(),
         to: node.id.clone(),
     };
-    vec![GraphElement::Source(node), GraphElement::Memory(memory), GraphElement::Relation(edge)]
+    vec![
+        GraphElement::Source(node),
+        GraphElement::Memory(memory),
+        GraphElement::Relation(edge),
+    ]
 }
 
 fn char_offset(text: &str, byte: usize) -> u32 {
@@ -85,7 +94,9 @@ fn char_offset(text: &str, byte: usize) -> u32 {
 /// assert_eq!(updates.len(), 3);
 /// assert!(updates.iter().all(|(_, _, diff)| *diff == 1));
 /// ```
-pub fn document_memory<'s, T>(sources: VecCollection<'s, T, SourceVersion>) -> VecCollection<'s, T, GraphElement>
+pub fn document_memory<'s, T>(
+    sources: VecCollection<'s, T, SourceVersion>,
+) -> VecCollection<'s, T, GraphElement>
 where
     T: Timestamp + Lattice,
 {
@@ -114,7 +125,10 @@ mod tests {
 
     #[test]
     fn an_edit_retracts_exactly_the_old_version_elements() {
-        let (old, new) = (version("launch in May", "v1"), version("launch in June", "v2"));
+        let (old, new) = (
+            version("launch in May", "v1"),
+            version("launch in June", "v2"),
+        );
         let (old_c, new_c) = (old.clone(), new.clone());
         let captured = timely::execute_directly(move |worker| {
             let (mut input, captured) = worker.dataflow::<u64, _, _>(|scope| {
@@ -147,6 +161,9 @@ mod tests {
 
     #[test]
     fn blank_documents_yield_only_their_source_node() {
-        assert!(matches!(elements_of(&version("  \n", "v")).as_slice(), [GraphElement::Source(_)]));
+        assert!(matches!(
+            elements_of(&version("  \n", "v")).as_slice(),
+            [GraphElement::Source(_)]
+        ));
     }
 }

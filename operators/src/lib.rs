@@ -16,4 +16,6 @@ pub mod model;
 
 pub use changes::{SinkChanges, net_changes};
 pub use extract::{document_memory, elements_of};
-pub use model::{EpistemicType, GraphElement, MemoryObject, Relation, SourceNode, SourceVersion, stable_id};
+pub use model::{
+    EpistemicType, GraphElement, MemoryObject, Relation, SourceNode, SourceVersion, stable_id,
+};

@@ -55,7 +55,12 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { workers: 1, epoch_max_events: 5000, epoch_max_ms: 500, idle_ms: 1000 }
+        RunConfig {
+            workers: 1,
+            epoch_max_events: 5000,
+            epoch_max_ms: 500,
+            idle_ms: 1000,
+        }
     }
 }
 
@@ -73,7 +78,11 @@ pub struct ServeConfig {
 
 impl Default for ServeConfig {
     fn default() -> Self {
-        ServeConfig { listen: "127.0.0.1:8080".into(), default_tenant: "default".into(), max_k: 100 }
+        ServeConfig {
+            listen: "127.0.0.1:8080".into(),
+            default_tenant: "default".into(),
+            max_k: 100,
+        }
     }
 }
 
@@ -83,16 +92,22 @@ impl EpigraphConfig {
         let mut figment = Figment::from(Serialized::defaults(EpigraphConfig::default()));
         match path {
             Some(path) => figment = figment.merge(Toml::file_exact(path)),
-            None if Path::new("epigraph.toml").is_file() => figment = figment.merge(Toml::file("epigraph.toml")),
+            None if Path::new("epigraph.toml").is_file() => {
+                figment = figment.merge(Toml::file("epigraph.toml"))
+            }
             None => {}
         }
-        let env = Env::prefixed("EPIGRAPH_").filter(|key| key.as_str().contains("__") || key == "state_dir").split("__");
+        let env = Env::prefixed("EPIGRAPH_")
+            .filter(|key| key.as_str().contains("__") || key == "state_dir")
+            .split("__");
         figment.merge(env).extract()
     }
 
     /// The state directory, resolved.
     pub fn state_dir(&self) -> PathBuf {
-        self.state_dir.clone().unwrap_or_else(|| epigraph_connectors::embed::default_home().join("state"))
+        self.state_dir
+            .clone()
+            .unwrap_or_else(|| epigraph_connectors::embed::default_home().join("state"))
     }
 }
 

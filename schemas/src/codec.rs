@@ -88,7 +88,9 @@ pub fn encode_with<T: serde::Serialize>(schema: &Schema, value: &T) -> Result<Ve
 /// ```
 pub fn decode_event(payload: &[u8]) -> Result<SourceEvent, CodecError> {
     if payload.len() < HEADER_LEN {
-        return Err(CodecError::NotSingleObject("shorter than the 10-byte header"));
+        return Err(CodecError::NotSingleObject(
+            "shorter than the 10-byte header",
+        ));
     }
     if payload[..2] != MARKER {
         return Err(CodecError::NotSingleObject("missing the C3 01 marker"));
@@ -124,8 +126,14 @@ mod tests {
             1_700_000_000_000,
         );
         event.occurred_at = Some(1_699_999_999_000);
-        event.authors = vec![Party { name: Some("Jas Singh".into()), address: Some("jas@acme.io".into()) }];
-        event.participants = vec![Party { name: None, address: Some("ops@acme.io".into()) }];
+        event.authors = vec![Party {
+            name: Some("Jas Singh".into()),
+            address: Some("jas@acme.io".into()),
+        }];
+        event.participants = vec![Party {
+            name: None,
+            address: Some("ops@acme.io".into()),
+        }];
         event.thread_id = Some("<root@x>".into());
         event.links = vec![Link {
             rel: "attachment".into(),
@@ -143,7 +151,10 @@ mod tests {
         let bytes = encode_event(&event).expect("encodes");
         assert_eq!(decode_event(&bytes).expect("decodes"), event);
         let tomb = SourceEvent::tombstone("acme", SourceKind::Chat, "C1/1.2", 5);
-        assert_eq!(decode_event(&encode_event(&tomb).unwrap()).unwrap().op, Op::Delete);
+        assert_eq!(
+            decode_event(&encode_event(&tomb).unwrap()).unwrap().op,
+            Op::Delete
+        );
     }
 
     #[derive(serde::Serialize)]
@@ -178,7 +189,9 @@ mod tests {
         let decoded = decode_event(&encode_with(&v0, &old).unwrap()).expect("v0 data resolves");
         assert_eq!(decoded.source_id, "a.md");
         assert_eq!(decoded.occurred_at, Some(7));
-        assert!(decoded.authors.is_empty() && decoded.extras.is_empty() && decoded.thread_id.is_none());
+        assert!(
+            decoded.authors.is_empty() && decoded.extras.is_empty() && decoded.thread_id.is_none()
+        );
     }
 
     #[test]
@@ -194,6 +207,9 @@ mod tests {
         let truncated = &bytes[..bytes.len() / 2];
         assert!(matches!(decode_event(truncated), Err(CodecError::Avro(_))));
         bytes[3] ^= 0xFF;
-        assert!(matches!(decode_event(&bytes), Err(CodecError::UnknownSchema(_))));
+        assert!(matches!(
+            decode_event(&bytes),
+            Err(CodecError::UnknownSchema(_))
+        ));
     }
 }

@@ -161,8 +161,20 @@ impl SourceEvent {
     /// let t = SourceEvent::tombstone("acme", SourceKind::Document, "notes/a.md", 0);
     /// assert_eq!((t.op, t.body.as_str()), (Op::Delete, ""));
     /// ```
-    pub fn tombstone(tenant: &str, source_kind: SourceKind, source_id: &str, ingested_at: i64) -> Self {
-        let mut event = Self::upsert(tenant, source_kind, source_id, None, String::new(), ingested_at);
+    pub fn tombstone(
+        tenant: &str,
+        source_kind: SourceKind,
+        source_id: &str,
+        ingested_at: i64,
+    ) -> Self {
+        let mut event = Self::upsert(
+            tenant,
+            source_kind,
+            source_id,
+            None,
+            String::new(),
+            ingested_at,
+        );
         event.op = Op::Delete;
         event.version = "deleted".to_string();
         event.event_id = self::event_id(tenant, source_id, &event.version, Op::Delete);
@@ -186,7 +198,12 @@ pub fn content_version(title: Option<&str>, body: &str) -> String {
 
 fn event_id(tenant: &str, source_id: &str, version: &str, op: Op) -> String {
     let mut hasher = Sha256::new();
-    for part in [tenant, source_id, version, if op == Op::Delete { "d" } else { "u" }] {
+    for part in [
+        tenant,
+        source_id,
+        version,
+        if op == Op::Delete { "d" } else { "u" },
+    ] {
         hasher.update(part.as_bytes());
         hasher.update([0u8]);
     }

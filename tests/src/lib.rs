@@ -18,7 +18,9 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Hold this for the whole test.
 pub fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The `epigraph` binary built next to the test executable (`cargo build --bins` first), or
@@ -28,16 +30,30 @@ pub fn binary() -> PathBuf {
         return PathBuf::from(path);
     }
     let exe = std::env::current_exe().expect("test executable path");
-    let debug_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/..");
+    let debug_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/..");
     let binary = debug_dir.join("epigraph");
-    assert!(binary.is_file(), "{} is missing: run `cargo build --bins` before the tests", binary.display());
+    assert!(
+        binary.is_file(),
+        "{} is missing: run `cargo build --bins` before the tests",
+        binary.display()
+    );
     binary
 }
 
 /// A unique tenant name for one test.
 pub fn unique_tenant(prefix: &str) -> String {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).expect("clock").as_nanos();
-    format!("{prefix}-{}-{}", std::process::id(), nanos % 1_000_000_000_000)
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_nanos();
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        nanos % 1_000_000_000_000
+    )
 }
 
 /// The environment of one test: its own state folder, the tests' LanceDB folder.
@@ -55,7 +71,11 @@ impl TestEnv {
     /// A new environment with a unique tenant.
     pub fn new(prefix: &str) -> Self {
         let home = epigraph_connectors::embed::default_home();
-        TestEnv { dir: tempfile::tempdir().expect("tempdir"), tenant: unique_tenant(prefix), lance_dir: home.join("test-lancedb") }
+        TestEnv {
+            dir: tempfile::tempdir().expect("tempdir"),
+            tenant: unique_tenant(prefix),
+            lance_dir: home.join("test-lancedb"),
+        }
     }
 
     /// The folder of documents of this test.
@@ -93,7 +113,13 @@ impl TestEnv {
     /// `epigraph ingest docs <docs> --tenant <tenant>`, parsed summary.
     pub fn ingest_docs(&self) -> serde_json::Value {
         let docs = self.docs();
-        let out = self.epigraph(&["ingest", "docs", docs.to_str().expect("utf-8 path"), "--tenant", &self.tenant]);
+        let out = self.epigraph(&[
+            "ingest",
+            "docs",
+            docs.to_str().expect("utf-8 path"),
+            "--tenant",
+            &self.tenant,
+        ]);
         last_json_line(&out)
     }
 
@@ -104,19 +130,39 @@ impl TestEnv {
 
     /// Open the LanceDB sink the binary writes (full-text only: no model needed to read).
     pub async fn lance(&self) -> LanceSink {
-        let config = LanceConfig { dir: self.lance_dir.display().to_string(), embed: false, ..LanceConfig::default() };
-        LanceSink::open(&config, None).await.expect("opening LanceDB")
+        let config = LanceConfig {
+            dir: self.lance_dir.display().to_string(),
+            embed: false,
+            read_consistency_ms: 0,
+            ..LanceConfig::default()
+        };
+        LanceSink::open(&config, None)
+            .await
+            .expect("opening LanceDB")
     }
 
     /// Start `epigraph serve` on a free port; killed on drop.
     pub fn serve(&self) -> Server {
-        let port = TcpListener::bind("127.0.0.1:0").expect("free port").local_addr().expect("addr").port();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .expect("free port")
+            .local_addr()
+            .expect("addr")
+            .port();
         let listen = format!("127.0.0.1:{port}");
-        let child = self.command(&["serve", "--listen", &listen]).stdout(Stdio::null()).spawn().expect("spawning serve");
-        let server = Server { child, base: format!("http://{listen}") };
+        let child = self
+            .command(&["serve", "--listen", &listen])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("spawning serve");
+        let server = Server {
+            child,
+            base: format!("http://{listen}"),
+        };
         let deadline = Instant::now() + Duration::from_secs(120);
         while Instant::now() < deadline {
-            if reqwest::blocking::get(format!("{}/healthz", server.base)).is_ok_and(|r| r.status().is_success()) {
+            if http_get(&format!("{}/healthz", server.base))
+                .is_some_and(|(status, _)| status == 200)
+            {
                 return server;
             }
             std::thread::sleep(Duration::from_millis(200));
@@ -136,10 +182,8 @@ pub struct Server {
 impl Server {
     /// GET a path and parse the JSON answer.
     pub fn get(&self, path_and_query: &str) -> serde_json::Value {
-        let response = reqwest::blocking::get(format!("{}{path_and_query}", self.base)).expect("request");
-        let status = response.status();
-        let body: serde_json::Value = response.json().expect("JSON body");
-        assert!(status.is_success(), "GET {path_and_query}: {status} {body}");
+        let (status, body) = http_get(&format!("{}{path_and_query}", self.base)).expect("request");
+        assert_eq!(status, 200, "GET {path_and_query}: {body}");
         body
     }
 }
@@ -149,6 +193,21 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// GET a URL and parse the JSON answer: `(status, body)`, or `None` when nothing answered.
+///
+/// The blocking client runs on its own thread so that async tests may call it.
+pub fn http_get(url: &str) -> Option<(u16, serde_json::Value)> {
+    let url = url.to_string();
+    std::thread::spawn(move || {
+        let response = reqwest::blocking::get(url).ok()?;
+        let status = response.status().as_u16();
+        let body = response.json().unwrap_or(serde_json::Value::Null);
+        Some((status, body))
+    })
+    .join()
+    .expect("http thread")
 }
 
 /// The last line of `out` that parses as JSON.
@@ -166,7 +225,10 @@ pub fn neo4j() -> neo4rs::Graph {
 
 /// Run a read query returning one integer column `n`.
 pub async fn neo4j_count(graph: &neo4rs::Graph, cypher: &str, tenant: &str) -> i64 {
-    let mut rows = graph.execute(neo4rs::query(cypher).param("tenant", tenant)).await.expect("neo4j query");
+    let mut rows = graph
+        .execute(neo4rs::query(cypher).param("tenant", tenant))
+        .await
+        .expect("neo4j query");
     let row = rows.next().await.expect("neo4j row").expect("one row");
     row.get::<i64>("n").expect("column n")
 }
@@ -174,7 +236,10 @@ pub async fn neo4j_count(graph: &neo4rs::Graph, cypher: &str, tenant: &str) -> i
 /// Texts of the tenant's memory nodes in Neo4j, sorted.
 pub async fn neo4j_memory_texts(graph: &neo4rs::Graph, tenant: &str) -> Vec<String> {
     let mut rows = graph
-        .execute(neo4rs::query("MATCH (m:Memory {tenant: $tenant}) RETURN m.text AS text ORDER BY text").param("tenant", tenant))
+        .execute(
+            neo4rs::query("MATCH (m:Memory {tenant: $tenant}) RETURN m.text AS text ORDER BY text")
+                .param("tenant", tenant),
+        )
         .await
         .expect("neo4j query");
     let mut texts = Vec::new();

@@ -34,8 +34,18 @@ async fn documents_flow_to_both_stores_and_follow_edits_and_deletes() {
     env.run_until_idle();
 
     let graph = neo4j();
-    let sources = neo4j_count(&graph, "MATCH (s:Source:Document {tenant: $tenant}) RETURN count(s) AS n", &env.tenant).await;
-    let memories = neo4j_count(&graph, "MATCH (m:Memory {tenant: $tenant})-[:DERIVED_FROM]->(:Source) RETURN count(m) AS n", &env.tenant).await;
+    let sources = neo4j_count(
+        &graph,
+        "MATCH (s:Source:Document {tenant: $tenant}) RETURN count(s) AS n",
+        &env.tenant,
+    )
+    .await;
+    let memories = neo4j_count(
+        &graph,
+        "MATCH (m:Memory {tenant: $tenant})-[:DERIVED_FROM]->(:Source) RETURN count(m) AS n",
+        &env.tenant,
+    )
+    .await;
     assert_eq!((sources, memories), (2, 2));
     let lance = env.lance().await;
     let filter = format!("tenant = '{}'", env.tenant);
@@ -44,25 +54,54 @@ async fn documents_flow_to_both_stores_and_follow_edits_and_deletes() {
     // Search finds the right document, through the real HTTP endpoint.
     {
         let server = env.serve();
-        let answer = server.get(&format!("/v1/search?q=marketing%20budget%20cap&k=2&tenant={}", env.tenant));
+        let answer = server.get(&format!(
+            "/v1/search?q=marketing%20budget%20cap&k=2&tenant={}",
+            env.tenant
+        ));
         assert_eq!(answer["results"][0]["source_id"], "budget.md", "{answer}");
-        let answer = server.get(&format!("/v1/search?q=backend%20engineers&k=1&tenant={}", env.tenant));
+        let answer = server.get(&format!(
+            "/v1/search?q=backend%20engineers&k=1&tenant={}",
+            env.tenant
+        ));
         assert_eq!(answer["results"][0]["source_id"], "hiring.md", "{answer}");
-        assert!(answer["results"][0]["snippet"].as_str().unwrap().contains("backend engineers"));
+        assert!(
+            answer["results"][0]["snippet"]
+                .as_str()
+                .unwrap()
+                .contains("backend engineers")
+        );
     }
 
     // Edit: the old text is gone from both stores, the new one is found.
-    std::fs::write(docs.join("budget.md"), "# Budget memo\n\nThe Q3 marketing budget is now 300K euros, replacing the earlier cap.\n").unwrap();
+    std::fs::write(
+        docs.join("budget.md"),
+        "# Budget memo\n\nThe Q3 marketing budget is now 300K euros, replacing the earlier cap.\n",
+    )
+    .unwrap();
     let summary = env.ingest_docs();
-    assert_eq!((summary["published"].as_u64(), summary["unchanged"].as_u64()), (Some(1), Some(1)), "{summary}");
+    assert_eq!(
+        (summary["published"].as_u64(), summary["unchanged"].as_u64()),
+        (Some(1), Some(1)),
+        "{summary}"
+    );
     env.run_until_idle();
     let texts = neo4j_memory_texts(&graph, &env.tenant).await;
-    assert!(texts.iter().any(|t| t.contains("300K")) && !texts.iter().any(|t| t.contains("250K")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.contains("300K")) && !texts.iter().any(|t| t.contains("250K")),
+        "{texts:?}"
+    );
     let rows = lance_texts(&env).await;
-    assert!(rows.iter().any(|(_, t)| t.contains("300K")) && !rows.iter().any(|(_, t)| t.contains("250K")), "{rows:?}");
+    assert!(
+        rows.iter().any(|(_, t)| t.contains("300K"))
+            && !rows.iter().any(|(_, t)| t.contains("250K")),
+        "{rows:?}"
+    );
     {
         let server = env.serve();
-        let answer = server.get(&format!("/v1/search?q=300K%20euros&k=1&tenant={}", env.tenant));
+        let answer = server.get(&format!(
+            "/v1/search?q=300K%20euros&k=1&tenant={}",
+            env.tenant
+        ));
         assert_eq!(answer["results"][0]["source_id"], "budget.md", "{answer}");
     }
 
@@ -70,19 +109,33 @@ async fn documents_flow_to_both_stores_and_follow_edits_and_deletes() {
     std::fs::remove_file(docs.join("budget.md")).unwrap();
     let summary = env.ingest_docs();
     assert_eq!(summary["tombstoned"], 1, "{summary}");
-    env.run_until_idle();
-    let sources = neo4j_count(&graph, "MATCH (s:Source {tenant: $tenant}) RETURN count(s) AS n", &env.tenant).await;
-    assert_eq!(sources, 1);
+    let report = env.run_until_idle();
+    let sources = neo4j_count(
+        &graph,
+        "MATCH (s:Source {tenant: $tenant}) RETURN count(s) AS n",
+        &env.tenant,
+    )
+    .await;
+    assert_eq!(sources, 1, "run: {report}");
     assert_eq!(neo4j_memory_texts(&graph, &env.tenant).await.len(), 1);
     assert_eq!(lance.count(Some(filter)).await.unwrap(), 1);
-    assert!(lance_texts(&env).await.iter().all(|(source, _)| source == "hiring.md"));
+    assert!(
+        lance_texts(&env)
+            .await
+            .iter()
+            .all(|(source, _)| source == "hiring.md")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_run_changes_nothing() {
     let _serial = serial();
     let env = TestEnv::new("e2e-idem");
-    std::fs::write(env.docs().join("note.txt"), "The staging cluster moves to the new region next week.").unwrap();
+    std::fs::write(
+        env.docs().join("note.txt"),
+        "The staging cluster moves to the new region next week.",
+    )
+    .unwrap();
     env.ingest_docs();
     env.run_until_idle();
     let graph = neo4j();
@@ -90,12 +143,19 @@ async fn a_second_run_changes_nothing() {
     let hashes_before = env.lance().await.state().await.unwrap();
 
     let report = env.run_until_idle();
-    assert_eq!(report["reconciled_writes"], 0, "a clean restart rewrites nothing: {report}");
+    assert_eq!(
+        report["reconciled_writes"], 0,
+        "a clean restart rewrites nothing: {report}"
+    );
     assert_eq!(report["live_writes"], 0, "{report}");
     assert_eq!(neo4j_memory_texts(&graph, &env.tenant).await, before);
     assert_eq!(env.lance().await.state().await.unwrap(), hashes_before);
 
     // Re-ingesting unchanged files publishes nothing.
     let summary = env.ingest_docs();
-    assert_eq!((summary["published"].as_u64(), summary["unchanged"].as_u64()), (Some(0), Some(1)), "{summary}");
+    assert_eq!(
+        (summary["published"].as_u64(), summary["unchanged"].as_u64()),
+        (Some(0), Some(1)),
+        "{summary}"
+    );
 }

@@ -23,15 +23,18 @@ impl Manifest {
     /// Where the manifest of `(tenant, root)` lives under `state_dir`.
     pub fn path(state_dir: &Path, tenant: &str, root: &Path) -> PathBuf {
         let digest = Sha256::digest(format!("{tenant}\0{}", root.display()).as_bytes());
-        state_dir.join("docs").join(format!("{}.json", hex::encode(&digest[..12])))
+        state_dir
+            .join("docs")
+            .join(format!("{}.json", hex::encode(&digest[..12])))
     }
 
     /// Load the manifest, or an empty one when none was written yet.
     pub fn load(state_dir: &Path, tenant: &str, root: &Path) -> Result<Self, ConnectorError> {
         let path = Self::path(state_dir, tenant, root);
         match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| ConnectorError::Config(format!("corrupt manifest {}: {e}", path.display()))),
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                ConnectorError::Config(format!("corrupt manifest {}: {e}", path.display()))
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
                 tenant: tenant.to_string(),
                 root: root.display().to_string(),

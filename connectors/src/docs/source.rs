@@ -49,26 +49,51 @@ pub fn scan_folder(
     let root = root.canonicalize().map_err(ConnectorError::io(root))?;
     let now = crate::now_millis();
     let mut scan = DocsScan {
-        next_manifest: Manifest { tenant: tenant.to_string(), root: root.display().to_string(), ..Manifest::default() },
+        next_manifest: Manifest {
+            tenant: tenant.to_string(),
+            root: root.display().to_string(),
+            ..Manifest::default()
+        },
         ..DocsScan::default()
     };
-    let walker = WalkDir::new(&root).follow_links(config.follow_links).sort_by_file_name();
+    let walker = WalkDir::new(&root)
+        .follow_links(config.follow_links)
+        .sort_by_file_name();
     for entry in walker {
         let entry = entry.map_err(|e| {
-            let path = e.path().map(Path::to_path_buf).unwrap_or_else(|| root.clone());
+            let path = e
+                .path()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| root.clone());
             ConnectorError::io(path)(e.into())
         })?;
         if !entry.file_type().is_file() || !wanted(entry.path(), config) {
             continue;
         }
-        let relative = entry.path().strip_prefix(&root).expect("walk stays under root");
+        let relative = entry
+            .path()
+            .strip_prefix(&root)
+            .expect("walk stays under root");
         let source_id = relative.to_string_lossy().replace('\\', "/");
         let letter = |reason: String, raw: &[u8]| {
-            DeadLetter::new(&reason, "docs", Some(tenant), &entry.path().display().to_string(), raw, dead_letter_max_bytes)
+            DeadLetter::new(
+                &reason,
+                "docs",
+                Some(tenant),
+                &entry.path().display().to_string(),
+                raw,
+                dead_letter_max_bytes,
+            )
         };
-        let metadata = entry.metadata().map_err(|e| ConnectorError::io(entry.path())(e.into()))?;
+        let metadata = entry
+            .metadata()
+            .map_err(|e| ConnectorError::io(entry.path())(e.into()))?;
         if metadata.len() > config.max_file_bytes {
-            let reason = format!("file is {} bytes, over the {} byte limit", metadata.len(), config.max_file_bytes);
+            let reason = format!(
+                "file is {} bytes, over the {} byte limit",
+                metadata.len(),
+                config.max_file_bytes
+            );
             scan.dead_letters.push(letter(reason, &[]));
             keep_previous(&mut scan.next_manifest, previous, &source_id);
             continue;
@@ -77,27 +102,53 @@ pub fn scan_folder(
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(e) => {
-                let reason = format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to());
+                let reason = format!(
+                    "not UTF-8 text (invalid byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                );
                 scan.dead_letters.push(letter(reason, e.as_bytes()));
                 keep_previous(&mut scan.next_manifest, previous, &source_id);
                 continue;
             }
         };
-        let title = title_of(&text).or_else(|| relative.file_stem().map(|s| s.to_string_lossy().into_owned()));
-        let mut event = SourceEvent::upsert(tenant, SourceKind::Document, &source_id, title, text, now);
-        event.occurred_at = metadata.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_millis() as i64);
-        let format = relative.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+        let title = title_of(&text).or_else(|| {
+            relative
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        });
+        let mut event =
+            SourceEvent::upsert(tenant, SourceKind::Document, &source_id, title, text, now);
+        event.occurred_at = metadata
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as i64);
+        let format = relative
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
         event.extras.insert("format".into(), format);
         event.extras.insert("path".into(), source_id.clone());
-        scan.next_manifest.files.insert(source_id.clone(), event.version.clone());
+        scan.next_manifest
+            .files
+            .insert(source_id.clone(), event.version.clone());
         if previous.files.get(&source_id) == Some(&event.version) {
             scan.unchanged += 1;
         } else {
             scan.events.push(event);
         }
     }
-    for removed in previous.files.keys().filter(|path| !scan.next_manifest.files.contains_key(*path)) {
-        scan.events.push(SourceEvent::tombstone(tenant, SourceKind::Document, removed, now));
+    for removed in previous
+        .files
+        .keys()
+        .filter(|path| !scan.next_manifest.files.contains_key(*path))
+    {
+        scan.events.push(SourceEvent::tombstone(
+            tenant,
+            SourceKind::Document,
+            removed,
+            now,
+        ));
     }
     Ok(scan)
 }
@@ -110,7 +161,9 @@ fn keep_previous(next: &mut Manifest, previous: &Manifest, source_id: &str) {
 }
 
 fn wanted(path: &Path, config: &DocsConfig) -> bool {
-    let hidden = path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+    let hidden = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with('.'));
     let extension = path.extension().map(|e| e.to_string_lossy().to_lowercase());
     !hidden && extension.is_some_and(|e| config.extensions.iter().any(|x| *x == e))
 }
@@ -119,7 +172,9 @@ fn wanted(path: &Path, config: &DocsConfig) -> bool {
 fn title_of(text: &str) -> Option<String> {
     text.lines().take(40).find_map(|line| {
         let line = line.trim();
-        let heading = line.strip_prefix('#').map(|rest| rest.trim_start_matches('#'));
+        let heading = line
+            .strip_prefix('#')
+            .map(|rest| rest.trim_start_matches('#'));
         heading
             .or_else(|| line.strip_prefix("Title:"))
             .map(str::trim)
@@ -146,16 +201,30 @@ mod tests {
         let second = scan_folder(dir.path(), "t", &config, &first.next_manifest, 1024).unwrap();
         assert_eq!(second.unchanged, 1);
         assert_eq!(second.events.len(), 1);
-        assert_eq!((second.events[0].op, second.events[0].source_id.as_str()), (epigraph_schemas::Op::Delete, "gone.md"));
+        assert_eq!(
+            (second.events[0].op, second.events[0].source_id.as_str()),
+            (epigraph_schemas::Op::Delete, "gone.md")
+        );
         assert_eq!(second.dead_letters.len(), 1);
-        assert!(second.dead_letters[0].reason.contains("not UTF-8"), "{}", second.dead_letters[0].reason);
+        assert!(
+            second.dead_letters[0].reason.contains("not UTF-8"),
+            "{}",
+            second.dead_letters[0].reason
+        );
         assert!(!second.next_manifest.files.contains_key("gone.md"));
     }
 
     #[test]
     fn invalid_tenant_is_a_config_error() {
         let dir = tempfile::tempdir().unwrap();
-        let err = scan_folder(dir.path(), "a/b", &DocsConfig::default(), &Manifest::default(), 1).unwrap_err();
+        let err = scan_folder(
+            dir.path(),
+            "a/b",
+            &DocsConfig::default(),
+            &Manifest::default(),
+            1,
+        )
+        .unwrap_err();
         assert!(matches!(err, ConnectorError::Config(_)));
     }
 }

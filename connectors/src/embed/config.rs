@@ -24,7 +24,11 @@ pub struct EmbedConfig {
 
 impl Default for EmbedConfig {
     fn default() -> Self {
-        EmbedConfig { dir: default_home().join("models/all-MiniLM-L6-v2"), batch_size: 32, max_tokens: 256 }
+        EmbedConfig {
+            dir: default_home().join("models/all-MiniLM-L6-v2"),
+            batch_size: 32,
+            max_tokens: 256,
+        }
     }
 }
 
@@ -33,6 +37,8 @@ pub fn default_home() -> PathBuf {
     if let Some(home) = std::env::var_os("EPIGRAPH_HOME") {
         return PathBuf::from(home);
     }
-    let user_home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let user_home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
     user_home.join(".cache/epigraph")
 }

@@ -20,7 +20,9 @@ pub struct Embedder {
 
 impl std::fmt::Debug for Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Embedder").field("batch_size", &self.batch_size).finish()
+        f.debug_struct("Embedder")
+            .field("batch_size", &self.batch_size)
+            .finish()
     }
 }
 
@@ -43,20 +45,34 @@ impl Embedder {
                 missing.join(", ")
             )));
         }
-        let config_text = std::fs::read_to_string(dir.join("config.json")).map_err(ConnectorError::io(dir.join("config.json")))?;
+        let config_text = std::fs::read_to_string(dir.join("config.json"))
+            .map_err(ConnectorError::io(dir.join("config.json")))?;
         let bert_config: BertConfig = serde_json::from_str(&config_text)
             .map_err(|e| ConnectorError::Model(format!("config.json: {e}")))?;
-        let weights = std::fs::read(dir.join("model.safetensors")).map_err(ConnectorError::io(dir.join("model.safetensors")))?;
+        let weights = std::fs::read(dir.join("model.safetensors"))
+            .map_err(ConnectorError::io(dir.join("model.safetensors")))?;
         let device = Device::Cpu;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DTYPE, &device).map_err(model_error("weights"))?;
+        let vb = VarBuilder::from_buffered_safetensors(weights, DTYPE, &device)
+            .map_err(model_error("weights"))?;
         let model = BertModel::load(vb, &bert_config).map_err(model_error("building the model"))?;
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| ConnectorError::Model(format!("tokenizer.json: {e}")))?;
-        tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..Default::default() }));
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..Default::default()
+        }));
         tokenizer
-            .with_truncation(Some(TruncationParams { max_length: config.max_tokens, ..Default::default() }))
+            .with_truncation(Some(TruncationParams {
+                max_length: config.max_tokens,
+                ..Default::default()
+            }))
             .map_err(|e| ConnectorError::Model(format!("truncation: {e}")))?;
-        Ok(Embedder { model, tokenizer, device, batch_size: config.batch_size.max(1) })
+        Ok(Embedder {
+            model,
+            tokenizer,
+            device,
+            batch_size: config.batch_size.max(1),
+        })
     }
 
     /// Embed texts: one L2-normalised 384-d vector per text, in order.
@@ -76,14 +92,29 @@ impl Embedder {
         let rows = encodings.len();
         let width = encodings.first().map(|e| e.get_ids().len()).unwrap_or(0);
         let flat = |f: &dyn Fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
-            encodings.iter().flat_map(|e| f(e).iter().copied()).collect()
+            encodings
+                .iter()
+                .flat_map(|e| f(e).iter().copied())
+                .collect()
         };
-        let ids = Tensor::from_vec(flat(&|e| e.get_ids()), (rows, width), &self.device).map_err(model_error("ids"))?;
-        let types = Tensor::from_vec(flat(&|e| e.get_type_ids()), (rows, width), &self.device).map_err(model_error("types"))?;
-        let mask = Tensor::from_vec(flat(&|e| e.get_attention_mask()), (rows, width), &self.device).map_err(model_error("mask"))?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask)).map_err(model_error("forward pass"))?;
+        let ids = Tensor::from_vec(flat(&|e| e.get_ids()), (rows, width), &self.device)
+            .map_err(model_error("ids"))?;
+        let types = Tensor::from_vec(flat(&|e| e.get_type_ids()), (rows, width), &self.device)
+            .map_err(model_error("types"))?;
+        let mask = Tensor::from_vec(
+            flat(&|e| e.get_attention_mask()),
+            (rows, width),
+            &self.device,
+        )
+        .map_err(model_error("mask"))?;
+        let hidden = self
+            .model
+            .forward(&ids, &types, Some(&mask))
+            .map_err(model_error("forward pass"))?;
         let pooled = mean_pool(&hidden, &mask).map_err(model_error("pooling"))?;
-        pooled.to_vec2::<f32>().map_err(model_error("reading vectors"))
+        pooled
+            .to_vec2::<f32>()
+            .map_err(model_error("reading vectors"))
     }
 }
 

@@ -21,10 +21,20 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
     let replication = || TopicReplication::Fixed(config.replication);
     let mut topics: Vec<NewTopic<'_>> = event_topics
         .iter()
-        .map(|name| NewTopic::new(name, config.partitions, replication()).set("cleanup.policy", "compact"))
+        .map(|name| {
+            NewTopic::new(name, config.partitions, replication()).set("cleanup.policy", "compact")
+        })
         .collect();
-    topics.push(NewTopic::new(epigraph_schemas::topics::DLQ, 1, replication()));
-    topics.push(NewTopic::new(epigraph_schemas::topics::FEEDBACK, 1, replication()));
+    topics.push(NewTopic::new(
+        epigraph_schemas::topics::DLQ,
+        1,
+        replication(),
+    ));
+    topics.push(NewTopic::new(
+        epigraph_schemas::topics::FEEDBACK,
+        1,
+        replication(),
+    ));
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin
         .create_topics(topics.iter(), &options)

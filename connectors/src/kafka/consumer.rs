@@ -51,7 +51,9 @@ pub struct EventConsumer {
 
 impl std::fmt::Debug for EventConsumer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventConsumer").field("partitions", &self.partitions).finish()
+        f.debug_struct("EventConsumer")
+            .field("partitions", &self.partitions)
+            .finish()
     }
 }
 
@@ -71,7 +73,9 @@ impl EventConsumer {
         for topic in topics {
             let metadata = consumer
                 .fetch_metadata(Some(topic), METADATA_TIMEOUT)
-                .map_err(ConnectorError::kafka(format!("reading metadata of {topic}")))?;
+                .map_err(ConnectorError::kafka(format!(
+                    "reading metadata of {topic}"
+                )))?;
             for meta in metadata.topics() {
                 for partition in meta.partitions() {
                     assignment
@@ -81,8 +85,13 @@ impl EventConsumer {
                 }
             }
         }
-        consumer.assign(&assignment).map_err(ConnectorError::kafka("assigning partitions"))?;
-        Ok(EventConsumer { consumer, partitions })
+        consumer
+            .assign(&assignment)
+            .map_err(ConnectorError::kafka("assigning partitions"))?;
+        Ok(EventConsumer {
+            consumer,
+            partitions,
+        })
     }
 
     /// The assigned `(topic, partition)` pairs.
@@ -94,7 +103,10 @@ impl EventConsumer {
     pub async fn poll(&self, timeout: Duration) -> Result<Polled, ConnectorError> {
         match tokio::time::timeout(timeout, self.consumer.recv()).await {
             Err(_) => Ok(Polled::Idle),
-            Ok(Err(error)) => Err(ConnectorError::Kafka { context: "reading a message".into(), source: error }),
+            Ok(Err(error)) => Err(ConnectorError::Kafka {
+                context: "reading a message".into(),
+                source: error,
+            }),
             Ok(Ok(message)) => Ok(Polled::Message(RawMessage {
                 topic: message.topic().to_string(),
                 partition: message.partition(),
@@ -113,16 +125,24 @@ impl EventConsumer {
             let (low, high) = self
                 .consumer
                 .fetch_watermarks(topic, *partition, METADATA_TIMEOUT)
-                .map_err(ConnectorError::kafka(format!("reading watermarks of {topic}/{partition}")))?;
+                .map_err(ConnectorError::kafka(format!(
+                    "reading watermarks of {topic}/{partition}"
+                )))?;
             // A partition whose records all expired has nothing to read: report it as empty.
-            marks.insert((topic.clone(), *partition), if high > low { high } else { 0 });
+            marks.insert(
+                (topic.clone(), *partition),
+                if high > low { high } else { 0 },
+            );
         }
         Ok(marks)
     }
 
     /// Commit "next offset to read" per partition, synchronously: called only after both sinks
     /// acknowledged the epoch that consumed those offsets.
-    pub fn commit(&self, next_offsets: &BTreeMap<(String, i32), i64>) -> Result<(), ConnectorError> {
+    pub fn commit(
+        &self,
+        next_offsets: &BTreeMap<(String, i32), i64>,
+    ) -> Result<(), ConnectorError> {
         if next_offsets.is_empty() {
             return Ok(());
         }

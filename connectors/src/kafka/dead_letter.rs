@@ -31,7 +31,14 @@ impl DeadLetter {
     /// let letter = DeadLetter::new("bad utf-8", "docs", None, "a.md:1", b"\xff\xfe", 1024);
     /// assert_eq!((letter.raw_size, letter.raw_base64.as_str()), (2, "//4="));
     /// ```
-    pub fn new(reason: &str, stage: &str, tenant: Option<&str>, location: &str, raw: &[u8], max_bytes: usize) -> Self {
+    pub fn new(
+        reason: &str,
+        stage: &str,
+        tenant: Option<&str>,
+        location: &str,
+        raw: &[u8],
+        max_bytes: usize,
+    ) -> Self {
         let kept = &raw[..raw.len().min(max_bytes)];
         DeadLetter {
             reason: reason.to_string(),

@@ -32,7 +32,9 @@ pub struct EventProducer {
 
 impl std::fmt::Debug for EventProducer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventProducer").field("bootstrap", &self.config.bootstrap).finish()
+        f.debug_struct("EventProducer")
+            .field("bootstrap", &self.config.bootstrap)
+            .finish()
     }
 }
 
@@ -48,7 +50,10 @@ impl EventProducer {
             .set("queue.buffering.max.messages", "200000")
             .create()
             .map_err(ConnectorError::kafka("creating the producer"))?;
-        Ok(EventProducer { producer, config: config.clone() })
+        Ok(EventProducer {
+            producer,
+            config: config.clone(),
+        })
     }
 
     /// Publish events and wait until every one is acknowledged. `on_progress` is called with the
@@ -82,7 +87,10 @@ impl EventProducer {
             let key = event.key();
             in_flight.push(async move {
                 let record = FutureRecord::to(&topic).key(&key).payload(&payload);
-                self.producer.send(record, Duration::from_secs(30)).await.map_err(|(e, _)| e)
+                self.producer
+                    .send(record, Duration::from_secs(30))
+                    .await
+                    .map_err(|(e, _)| e)
             });
             if in_flight.len() >= MAX_IN_FLIGHT {
                 Self::settle_one(&mut in_flight, &mut report, &mut on_progress).await?;
@@ -100,7 +108,12 @@ impl EventProducer {
         on_progress: &mut impl FnMut(usize),
     ) -> Result<(), ConnectorError>
     where
-        F: Future<Output = Result<rdkafka::producer::future_producer::Delivery, rdkafka::error::KafkaError>>,
+        F: Future<
+            Output = Result<
+                rdkafka::producer::future_producer::Delivery,
+                rdkafka::error::KafkaError,
+            >,
+        >,
     {
         if let Some(result) = in_flight.next().await {
             result.map_err(ConnectorError::kafka("publishing an event"))?;
@@ -116,7 +129,10 @@ impl EventProducer {
         let payload = serde_json::to_vec(letter).expect("dead letters serialize");
         let key = letter.tenant.clone().unwrap_or_default();
         self.producer
-            .send(FutureRecord::to(DLQ).key(&key).payload(&payload), Duration::from_secs(30))
+            .send(
+                FutureRecord::to(DLQ).key(&key).payload(&payload),
+                Duration::from_secs(30),
+            )
             .await
             .map_err(|(e, _)| e)
             .map_err(ConnectorError::kafka("publishing a dead letter"))?;

@@ -18,6 +18,10 @@ pub struct LanceConfig {
     pub memory_table: String,
     /// Whether rows get embeddings (needs the model). Default true; false keeps full-text only.
     pub embed: bool,
+    /// How stale a reader may be, in milliseconds: after this long a read checks for versions
+    /// written by another process (`epigraph serve` reading what `epigraph run` writes).
+    /// 0 checks on every read. Default 500.
+    pub read_consistency_ms: u64,
 }
 
 impl Default for LanceConfig {
@@ -28,6 +32,11 @@ impl Default for LanceConfig {
             .and_then(|models| models.parent())
             .map(|home| home.join("lancedb"))
             .unwrap_or_else(|| PathBuf::from("lancedb"));
-        LanceConfig { dir: dir.display().to_string(), memory_table: "memory".into(), embed: true }
+        LanceConfig {
+            dir: dir.display().to_string(),
+            memory_table: "memory".into(),
+            embed: true,
+            read_consistency_ms: 500,
+        }
     }
 }

@@ -55,20 +55,31 @@ pub fn memory_schema() -> SchemaRef {
         text("content_hash", false),
         Field::new(
             "vector",
-            DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), DIMENSIONS as i32),
+            DataType::FixedSizeList(
+                Arc::new(Field::new("item", DataType::Float32, true)),
+                DIMENSIONS as i32,
+            ),
             true,
         ),
     ]))
 }
 
 /// Rows and their vectors (`None` when not embedded yet) as one record batch.
-pub fn to_batch(rows: &[MemoryRow], vectors: &[Option<Vec<f32>>]) -> Result<RecordBatch, lancedb::arrow::arrow_schema::ArrowError> {
+pub fn to_batch(
+    rows: &[MemoryRow],
+    vectors: &[Option<Vec<f32>>],
+) -> Result<RecordBatch, lancedb::arrow::arrow_schema::ArrowError> {
     let strings = |f: &dyn Fn(&MemoryRow) -> Option<&str>| -> ArrayRef {
         Arc::new(rows.iter().map(|r| f(r)).collect::<StringArray>())
     };
-    let ints = |f: &dyn Fn(&MemoryRow) -> Option<i64>| -> ArrayRef { Arc::new(rows.iter().map(|r| f(r)).collect::<Int64Array>()) };
+    let ints = |f: &dyn Fn(&MemoryRow) -> Option<i64>| -> ArrayRef {
+        Arc::new(rows.iter().map(|r| f(r)).collect::<Int64Array>())
+    };
     let vector = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
-        vectors.iter().map(|v| v.as_ref().map(|v| v.iter().map(|x| Some(*x)).collect::<Vec<_>>())),
+        vectors.iter().map(|v| {
+            v.as_ref()
+                .map(|v| v.iter().map(|x| Some(*x)).collect::<Vec<_>>())
+        }),
         DIMENSIONS as i32,
     );
     RecordBatch::try_new(
@@ -93,7 +104,9 @@ pub fn to_batch(rows: &[MemoryRow], vectors: &[Option<Vec<f32>>]) -> Result<Reco
 
 /// A string column of a result batch, by name.
 pub(crate) fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a StringArray> {
-    batch.column_by_name(name).and_then(|c| c.as_any().downcast_ref::<StringArray>())
+    batch
+        .column_by_name(name)
+        .and_then(|c| c.as_any().downcast_ref::<StringArray>())
 }
 
 /// A SQL string literal for LanceDB filters (single quotes doubled).

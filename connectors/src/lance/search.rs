@@ -69,19 +69,22 @@ impl LanceSink {
         let filter = format!("tenant = {}", quote(&request.tenant));
         let mut text_hits = Vec::new();
         if request.mode != SearchMode::Vector && !request.query.trim().is_empty() {
-            let batches: Vec<RecordBatch> = self
+            let query = self
                 .table
                 .query()
                 .full_text_search(FullTextSearchQuery::new(request.query.clone()))
                 .only_if(&filter)
                 .select(Select::columns(COLUMNS))
-                .limit(candidates)
-                .execute()
-                .await
-                .map_err(ConnectorError::lance("full-text search"))?
-                .try_collect()
-                .await
-                .map_err(ConnectorError::lance("full-text search"))?;
+                .limit(candidates);
+            let result: Result<Vec<RecordBatch>, lancedb::Error> =
+                async { query.execute().await?.try_collect().await }.await;
+            let batches = match result {
+                Ok(batches) => batches,
+                // Before the pipeline's first idle pass there is no full-text index yet: the
+                // vector retriever answers alone.
+                Err(error) if error.to_string().contains("INVERTED index") => Vec::new(),
+                Err(error) => return Err(ConnectorError::lance("full-text search")(error)),
+            };
             text_hits = hits_of(&batches, "_score", |s| s);
         }
         let mut vector_hits = Vec::new();
@@ -118,10 +121,16 @@ impl LanceSink {
 const COLUMNS: &[&str] = &["id", "source_id", "memory_type", "title", "text"];
 
 /// Hits in rank order, with the retriever's own score converted by `to_score`.
-fn hits_of(batches: &[RecordBatch], score_column: &str, to_score: impl Fn(f32) -> f32) -> Vec<(SearchHit, f32)> {
+fn hits_of(
+    batches: &[RecordBatch],
+    score_column: &str,
+    to_score: impl Fn(f32) -> f32,
+) -> Vec<(SearchHit, f32)> {
     let mut hits = Vec::new();
     for batch in batches {
-        let scores = batch.column_by_name(score_column).and_then(|c| c.as_any().downcast_ref::<Float32Array>());
+        let scores = batch
+            .column_by_name(score_column)
+            .and_then(|c| c.as_any().downcast_ref::<Float32Array>());
         let (Some(ids), Some(sources), Some(types), Some(titles), Some(texts)) = (
             string_column(batch, "id"),
             string_column(batch, "source_id"),
@@ -190,7 +199,10 @@ mod tests {
         let text = vec![(hit("a"), 9.0), (hit("b"), 5.0)];
         let vector = vec![(hit("c"), 0.9), (hit("b"), 0.8)];
         let fused = fuse(text, vector, 3);
-        assert_eq!(fused.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), ["b", "a", "c"]);
+        assert_eq!(
+            fused.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+            ["b", "a", "c"]
+        );
         assert_eq!((fused[0].bm25, fused[0].cosine), (Some(5.0), Some(0.8)));
     }
 }

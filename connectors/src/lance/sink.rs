@@ -27,29 +27,50 @@ pub struct LanceSink {
 
 impl std::fmt::Debug for LanceSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LanceSink").field("embeds", &self.embedder.is_some()).finish()
+        f.debug_struct("LanceSink")
+            .field("embeds", &self.embedder.is_some())
+            .finish()
     }
 }
 
 impl LanceSink {
     /// Open (or create) the `memory` table. Without an embedder rows are stored with null
     /// vectors and only full-text search finds them.
-    pub async fn open(config: &LanceConfig, embedder: Option<Arc<Embedder>>) -> Result<Self, ConnectorError> {
-        let db = connect(&config.dir).execute().await.map_err(ConnectorError::lance(format!("opening {}", config.dir)))?;
+    pub async fn open(
+        config: &LanceConfig,
+        embedder: Option<Arc<Embedder>>,
+    ) -> Result<Self, ConnectorError> {
+        let db = connect(&config.dir)
+            .read_consistency_interval(std::time::Duration::from_millis(config.read_consistency_ms))
+            .execute()
+            .await
+            .map_err(ConnectorError::lance(format!("opening {}", config.dir)))?;
         let table = db
             .create_empty_table(&config.memory_table, memory_schema())
             .mode(CreateTableMode::exist_ok(|req| req))
             .execute()
             .await
             .map_err(ConnectorError::lance("opening the memory table"))?;
-        Ok(LanceSink { db, table, embedder })
+        Ok(LanceSink {
+            db,
+            table,
+            embedder,
+        })
     }
 
     /// Upsert rows by id (embedding their text first) and delete rows by id.
-    pub async fn apply(&self, upserts: &[MemoryRow], deletes: &[String]) -> Result<(), ConnectorError> {
+    pub async fn apply(
+        &self,
+        upserts: &[MemoryRow],
+        deletes: &[String],
+    ) -> Result<(), ConnectorError> {
         if !deletes.is_empty() {
             for chunk in deletes.chunks(500) {
-                let list = chunk.iter().map(|id| quote(id)).collect::<Vec<_>>().join(", ");
+                let list = chunk
+                    .iter()
+                    .map(|id| quote(id))
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 self.table
                     .delete(format!("id IN ({list})").as_str())
                     .await
@@ -60,12 +81,22 @@ impl LanceSink {
             return Ok(());
         }
         let vectors = self.embed(upserts).await?;
-        let batch = to_batch(upserts, &vectors).map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
+        let batch = to_batch(upserts, &vectors)
+            .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
         let mut merge = self.table.merge_insert(&["id"]);
-        merge.when_matched_update_all(None).when_not_matched_insert_all();
+        merge
+            .when_matched_update_all(None)
+            .when_not_matched_insert_all();
         let reader = Box::new(RecordBatchIterator::new(vec![Ok(batch)], memory_schema()));
-        merge.execute(reader).await.map_err(ConnectorError::lance("upserting rows"))?;
-        debug!(upserts = upserts.len(), deletes = deletes.len(), "lancedb epoch written");
+        merge
+            .execute(reader)
+            .await
+            .map_err(ConnectorError::lance("upserting rows"))?;
+        debug!(
+            upserts = upserts.len(),
+            deletes = deletes.len(),
+            "lancedb epoch written"
+        );
         Ok(())
     }
 
@@ -97,7 +128,10 @@ impl LanceSink {
             .map_err(ConnectorError::lance("reading row hashes"))?;
         let mut state = HashMap::new();
         for batch in &batches {
-            let (Some(ids), Some(hashes)) = (string_column(batch, "id"), string_column(batch, "content_hash")) else {
+            let (Some(ids), Some(hashes)) = (
+                string_column(batch, "id"),
+                string_column(batch, "content_hash"),
+            ) else {
                 continue;
             };
             for i in 0..batch.num_rows() {
@@ -109,7 +143,10 @@ impl LanceSink {
 
     /// Rows in the table, optionally filtered (`tenant = 'acme'`).
     pub async fn count(&self, filter: Option<String>) -> Result<usize, ConnectorError> {
-        self.table.count_rows(filter).await.map_err(ConnectorError::lance("counting rows"))
+        self.table
+            .count_rows(filter)
+            .await
+            .map_err(ConnectorError::lance("counting rows"))
     }
 
     /// Create the full-text index once the table has rows, fold new rows into the indexes and
@@ -118,8 +155,15 @@ impl LanceSink {
         if self.count(None).await? == 0 {
             return Ok(());
         }
-        let indices = self.table.list_indices().await.map_err(ConnectorError::lance("listing indexes"))?;
-        if !indices.iter().any(|i| i.columns.iter().any(|c| c == "text")) {
+        let indices = self
+            .table
+            .list_indices()
+            .await
+            .map_err(ConnectorError::lance("listing indexes"))?;
+        if !indices
+            .iter()
+            .any(|i| i.columns.iter().any(|c| c == "text"))
+        {
             self.table
                 .create_index(&["text"], Index::FTS(FtsIndexBuilder::default()))
                 .execute()

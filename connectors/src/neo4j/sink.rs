@@ -30,7 +30,9 @@ pub struct Neo4jSink {
 
 impl std::fmt::Debug for Neo4jSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Neo4jSink").field("batch_rows", &self.batch_rows).finish()
+        f.debug_struct("Neo4jSink")
+            .field("batch_rows", &self.batch_rows)
+            .finish()
     }
 }
 
@@ -39,9 +41,15 @@ impl Neo4jSink {
     pub async fn connect(config: &Neo4jConfig) -> Result<Self, ConnectorError> {
         let graph = connect_graph(config)?;
         for statement in SCHEMA {
-            graph.run(*statement).await.map_err(ConnectorError::neo4j("creating constraints"))?;
+            graph
+                .run(*statement)
+                .await
+                .map_err(ConnectorError::neo4j("creating constraints"))?;
         }
-        Ok(Neo4jSink { graph, batch_rows: config.batch_rows.max(1) })
+        Ok(Neo4jSink {
+            graph,
+            batch_rows: config.batch_rows.max(1),
+        })
     }
 
     /// The underlying client, for reads.
@@ -65,11 +73,19 @@ impl Neo4jSink {
         }
         queries.extend(self.node_upserts(&batch.upsert_nodes)?);
         queries.extend(self.relation_upserts(&batch.upsert_relations)?);
-        let mut txn = self.graph.start_txn().await.map_err(ConnectorError::neo4j("starting a transaction"))?;
+        let mut txn = self
+            .graph
+            .start_txn()
+            .await
+            .map_err(ConnectorError::neo4j("starting a transaction"))?;
         for q in queries {
-            txn.run(q).await.map_err(ConnectorError::neo4j("writing an epoch"))?;
+            txn.run(q)
+                .await
+                .map_err(ConnectorError::neo4j("writing an epoch"))?;
         }
-        txn.commit().await.map_err(ConnectorError::neo4j("committing an epoch"))?;
+        txn.commit()
+            .await
+            .map_err(ConnectorError::neo4j("committing an epoch"))?;
         debug!(
             nodes = batch.upsert_nodes.len(),
             relations = batch.upsert_relations.len(),
@@ -84,13 +100,19 @@ impl Neo4jSink {
         let mut by_labels: BTreeMap<Vec<String>, Vec<&NodeWrite>> = BTreeMap::new();
         for node in nodes {
             if let Some(bad) = node.labels.iter().find(|l| !safe_identifier(l)) {
-                return Err(ConnectorError::Config(format!("label {bad:?} is not a plain identifier")));
+                return Err(ConnectorError::Config(format!(
+                    "label {bad:?} is not a plain identifier"
+                )));
             }
             by_labels.entry(node.labels.clone()).or_default().push(node);
         }
         let mut queries = Vec::new();
         for (labels, group) in by_labels {
-            let label_clause = if labels.is_empty() { String::new() } else { format!(" SET n:{}", labels.join(":")) };
+            let label_clause = if labels.is_empty() {
+                String::new()
+            } else {
+                format!(" SET n:{}", labels.join(":"))
+            };
             // `labels(n)` minus `Node` are removed first so that a node whose kind changed keeps
             // no stale label.
             let text = format!(
@@ -124,7 +146,10 @@ impl Neo4jSink {
                     relation.rel_type
                 )));
             }
-            by_type.entry(&relation.rel_type).or_default().push(relation);
+            by_type
+                .entry(&relation.rel_type)
+                .or_default()
+                .push(relation);
         }
         let mut queries = Vec::new();
         for (rel_type, group) in by_type {
@@ -155,11 +180,19 @@ impl Neo4jSink {
         let mut state = GraphState::default();
         let mut rows = self
             .graph
-            .execute(query("MATCH (n:Node) RETURN n.id AS id, coalesce(n.content_hash, '') AS hash"))
+            .execute(query(
+                "MATCH (n:Node) RETURN n.id AS id, coalesce(n.content_hash, '') AS hash",
+            ))
             .await
             .map_err(ConnectorError::neo4j("reading node hashes"))?;
-        while let Some(row) = rows.next().await.map_err(ConnectorError::neo4j("reading node hashes"))? {
-            let id: String = row.get("id").map_err(|e| ConnectorError::Model(format!("bad node row: {e}")))?;
+        while let Some(row) = rows
+            .next()
+            .await
+            .map_err(ConnectorError::neo4j("reading node hashes"))?
+        {
+            let id: String = row
+                .get("id")
+                .map_err(|e| ConnectorError::Model(format!("bad node row: {e}")))?;
             let hash: String = row.get("hash").unwrap_or_default();
             state.nodes.insert(id, hash);
         }
@@ -171,13 +204,19 @@ impl Neo4jSink {
             ))
             .await
             .map_err(ConnectorError::neo4j("reading relationship hashes"))?;
-        while let Some(row) = rows.next().await.map_err(ConnectorError::neo4j("reading relationship hashes"))? {
+        while let Some(row) = rows
+            .next()
+            .await
+            .map_err(ConnectorError::neo4j("reading relationship hashes"))?
+        {
             let key = RelationKey {
                 id: row.get("id").unwrap_or_default(),
                 from: row.get("from").unwrap_or_default(),
                 to: row.get("to").unwrap_or_default(),
             };
-            state.relations.insert(key, row.get("hash").unwrap_or_default());
+            state
+                .relations
+                .insert(key, row.get("hash").unwrap_or_default());
         }
         Ok(state)
     }
@@ -206,5 +245,8 @@ pub fn connect_graph(config: &Neo4jConfig) -> Result<Graph, ConnectorError> {
         .fetch_size(1000)
         .build()
         .map_err(ConnectorError::neo4j("building the client configuration"))?;
-    Graph::connect(built).map_err(ConnectorError::neo4j(format!("connecting to {}", config.uri)))
+    Graph::connect(built).map_err(ConnectorError::neo4j(format!(
+        "connecting to {}",
+        config.uri
+    )))
 }

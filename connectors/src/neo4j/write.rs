@@ -104,8 +104,15 @@ impl GraphBatch {
     }
 }
 
-pub(crate) fn props_map(id: &str, content_hash: &str, props: &BTreeMap<String, PropValue>) -> BoltType {
-    let mut map: HashMap<String, BoltType> = props.iter().map(|(k, v)| (k.clone(), BoltType::from(v))).collect();
+pub(crate) fn props_map(
+    id: &str,
+    content_hash: &str,
+    props: &BTreeMap<String, PropValue>,
+) -> BoltType {
+    let mut map: HashMap<String, BoltType> = props
+        .iter()
+        .map(|(k, v)| (k.clone(), BoltType::from(v)))
+        .collect();
     map.insert("id".into(), id.into());
     map.insert("content_hash".into(), content_hash.into());
     map.into()
@@ -125,6 +132,10 @@ mod tests {
     #[test]
     fn only_plain_identifiers_reach_cypher() {
         assert!(safe_identifier("DERIVED_FROM") && safe_identifier("Memory"));
-        assert!(!safe_identifier("x`) DETACH DELETE n //") && !safe_identifier("lower") && !safe_identifier(""));
+        assert!(
+            !safe_identifier("x`) DETACH DELETE n //")
+                && !safe_identifier("lower")
+                && !safe_identifier("")
+        );
     }
 }

@@ -32,18 +32,34 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
 }
 
 async fn ingest_docs(config: &EpigraphConfig, dir: &std::path::Path, tenant: &str) -> Result<()> {
-    let root = dir.canonicalize().with_context(|| format!("reading {}", dir.display()))?;
+    let root = dir
+        .canonicalize()
+        .with_context(|| format!("reading {}", dir.display()))?;
     let state_dir = config.state_dir();
     let previous = Manifest::load(&state_dir, tenant, &root)?;
-    let scan = scan_folder(&root, tenant, &config.docs, &previous, config.kafka.dead_letter_max_bytes)?;
-    ensure_topics(&config.kafka).await.context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
+    let scan = scan_folder(
+        &root,
+        tenant,
+        &config.docs,
+        &previous,
+        config.kafka.dead_letter_max_bytes,
+    )?;
+    ensure_topics(&config.kafka)
+        .await
+        .context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
     let producer = EventProducer::new(&config.kafka)?;
     for letter in &scan.dead_letters {
         producer.dead_letter(letter).await?;
     }
-    let tombstones = scan.events.iter().filter(|e| e.op == epigraph_schemas::Op::Delete).count();
+    let tombstones = scan
+        .events
+        .iter()
+        .filter(|e| e.op == epigraph_schemas::Op::Delete)
+        .count();
     let bar = progress_bar(scan.events.len() as u64, "publishing");
-    let report = producer.publish(scan.events, |n| bar.set_position(n as u64)).await?;
+    let report = producer
+        .publish(scan.events, |n| bar.set_position(n as u64))
+        .await?;
     bar.finish_and_clear();
     producer.flush()?;
     scan.next_manifest.save(&state_dir)?;

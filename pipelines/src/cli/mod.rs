@@ -67,10 +67,14 @@ pub enum SchemasAction {
 
 /// Run a parsed command line.
 pub async fn execute(cli: Cli) -> Result<()> {
-    let mut config = EpigraphConfig::load(cli.config.as_deref()).context("loading the configuration")?;
+    let mut config =
+        EpigraphConfig::load(cli.config.as_deref()).context("loading the configuration")?;
     match cli.command {
         Command::Ingest { source } => ingest::ingest(&config, source).await,
-        Command::Run { until_idle, workers } => {
+        Command::Run {
+            until_idle,
+            workers,
+        } => {
             if let Some(workers) = workers {
                 config.run.workers = workers;
             }
@@ -79,11 +83,14 @@ pub async fn execute(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Serve { listen } => crate::serve::serve(config, listen).await,
-        Command::Schemas { action: SchemasAction::Export { dir } } => {
+        Command::Schemas {
+            action: SchemasAction::Export { dir },
+        } => {
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             for (name, text) in epigraph_schemas::schema_files() {
                 let path = dir.join(name);
-                std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
                 println!("{}", path.display());
             }
             Ok(())

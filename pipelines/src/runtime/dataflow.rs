@@ -78,7 +78,10 @@ impl Dataflow {
                             let mut sink = captured.lock().expect("capture lock");
                             std::mem::take(&mut *sink)
                         };
-                        let updates = updates.into_iter().map(|(element, _, diff)| (element, diff)).collect();
+                        let updates = updates
+                            .into_iter()
+                            .map(|(element, _, diff)| (element, diff))
+                            .collect();
                         if output_tx.send(EpochOutput { epoch, updates }).is_err() {
                             break;
                         }
@@ -90,15 +93,24 @@ impl Dataflow {
                 Ok(())
             })
             .expect("spawning the timely thread");
-        Dataflow { inputs: Some(input_tx), outputs: output_rx, thread: Some(thread) }
+        Dataflow {
+            inputs: Some(input_tx),
+            outputs: output_rx,
+            thread: Some(thread),
+        }
     }
 
     /// Seal one epoch and wait for its output (blocking: call from a blocking context).
     pub fn process(&self, input: EpochInput) -> Result<EpochOutput, String> {
         let epoch = input.epoch;
         let inputs = self.inputs.as_ref().ok_or("dataflow already shut down")?;
-        inputs.send(input).map_err(|_| "the dataflow stopped".to_string())?;
-        let output = self.outputs.recv().map_err(|_| "the dataflow stopped".to_string())?;
+        inputs
+            .send(input)
+            .map_err(|_| "the dataflow stopped".to_string())?;
+        let output = self
+            .outputs
+            .recv()
+            .map_err(|_| "the dataflow stopped".to_string())?;
         debug_assert_eq!(output.epoch, epoch);
         Ok(output)
     }
@@ -107,7 +119,9 @@ impl Dataflow {
     pub fn shutdown(mut self) -> Result<(), String> {
         self.inputs.take();
         match self.thread.take() {
-            Some(thread) => thread.join().map_err(|_| "a timely worker panicked".to_string())?,
+            Some(thread) => thread
+                .join()
+                .map_err(|_| "a timely worker panicked".to_string())?,
             None => Ok(()),
         }
     }
@@ -134,13 +148,30 @@ mod tests {
     #[test]
     fn epochs_come_back_consolidated_across_two_workers() {
         let dataflow = Dataflow::start(2);
-        let first = dataflow.process(EpochInput { epoch: 0, updates: vec![(doc("a", "x"), 1), (doc("b", "y"), 1)] }).unwrap();
+        let first = dataflow
+            .process(EpochInput {
+                epoch: 0,
+                updates: vec![(doc("a", "x"), 1), (doc("b", "y"), 1)],
+            })
+            .unwrap();
         assert_eq!(first.updates.len(), 6);
         let second = dataflow
-            .process(EpochInput { epoch: 1, updates: vec![(doc("a", "x"), -1), (doc("a", "x"), 1)] })
+            .process(EpochInput {
+                epoch: 1,
+                updates: vec![(doc("a", "x"), -1), (doc("a", "x"), 1)],
+            })
             .unwrap();
-        assert!(second.updates.is_empty(), "a re-sent version changes nothing: {:?}", second.updates);
-        let third = dataflow.process(EpochInput { epoch: 2, updates: vec![(doc("b", "y"), -1)] }).unwrap();
+        assert!(
+            second.updates.is_empty(),
+            "a re-sent version changes nothing: {:?}",
+            second.updates
+        );
+        let third = dataflow
+            .process(EpochInput {
+                epoch: 2,
+                updates: vec![(doc("b", "y"), -1)],
+            })
+            .unwrap();
         assert_eq!(third.updates.len(), 3);
         assert!(third.updates.iter().all(|(_, diff)| *diff == -1));
         dataflow.shutdown().unwrap();

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use epigraph_connectors::embed::Embedder;
-use epigraph_connectors::kafka::{DeadLetter, EventConsumer, EventProducer, Polled, RawMessage, ensure_topics};
+use epigraph_connectors::kafka::{
+    DeadLetter, EventConsumer, EventProducer, Polled, RawMessage, ensure_topics,
+};
 use epigraph_connectors::lance::LanceSink;
 use epigraph_connectors::neo4j::Neo4jSink;
 use epigraph_operators::{SourceVersion, net_changes};
@@ -59,7 +61,9 @@ struct Runner {
 
 /// Run the pipeline.
 pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunReport> {
-    ensure_topics(&config.kafka).await.context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
+    ensure_topics(&config.kafka)
+        .await
+        .context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
     let embedder = if config.lancedb.embed {
         let model = config.model.clone();
         let embedder = tokio::task::spawn_blocking(move || Embedder::load(&model)).await??;
@@ -67,7 +71,9 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     } else {
         None
     };
-    let neo4j = Neo4jSink::connect(&config.neo4j).await.context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?;
+    let neo4j = Neo4jSink::connect(&config.neo4j)
+        .await
+        .context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?;
     let lance = LanceSink::open(&config.lancedb, embedder).await?;
     let consumer = EventConsumer::from_beginning(&config.kafka, &all_event_topics())?;
     let producer = EventProducer::new(&config.kafka)?;
@@ -85,7 +91,12 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     };
     runner.restore().await?;
     runner.live(options).await?;
-    let Runner { dataflow, mut report, state, .. } = runner;
+    let Runner {
+        dataflow,
+        mut report,
+        state,
+        ..
+    } = runner;
     report.live_sources = state.len();
     match Arc::try_unwrap(dataflow) {
         Ok(dataflow) => dataflow.shutdown().map_err(anyhow::Error::msg)?,
@@ -102,9 +113,16 @@ impl Runner {
         let marks = self.consumer.high_watermarks()?;
         let mut updates = Vec::new();
         while !caught_up(&self.next_offsets, &marks) {
-            match self.consumer.poll(Duration::from_millis(self.config.run.idle_ms.max(100) * 10)).await? {
+            match self
+                .consumer
+                .poll(Duration::from_millis(self.config.run.idle_ms.max(100) * 10))
+                .await?
+            {
                 Polled::Message(message) => updates.extend(self.absorb(message).await?),
-                Polled::Idle => bail!("Kafka returned nothing while restoring (positions {:?}, ends {marks:?})", self.next_offsets),
+                Polled::Idle => bail!(
+                    "Kafka returned nothing while restoring (positions {:?}, ends {marks:?})",
+                    self.next_offsets
+                ),
             }
         }
         let output = self.seal(0, updates).await?;
@@ -128,13 +146,20 @@ impl Runner {
         let budget = Duration::from_millis(self.config.run.epoch_max_ms);
         let idle = Duration::from_millis(self.config.run.idle_ms);
         let mut epoch = 0u64;
-        let mut optimized = true;
+        // The first idle pass always optimizes: it creates the full-text index after a restore.
+        let mut optimized = false;
         loop {
             let mut updates = Vec::new();
             let mut consumed = 0usize;
             let opened = Instant::now();
-            while consumed < self.config.run.epoch_max_events && (consumed == 0 || opened.elapsed() < budget) {
-                let wait = if consumed == 0 { idle } else { budget.saturating_sub(opened.elapsed()) };
+            while consumed < self.config.run.epoch_max_events
+                && (consumed == 0 || opened.elapsed() < budget)
+            {
+                let wait = if consumed == 0 {
+                    idle
+                } else {
+                    budget.saturating_sub(opened.elapsed())
+                };
                 match self.consumer.poll(wait).await? {
                     Polled::Message(message) => {
                         consumed += 1;
@@ -158,32 +183,57 @@ impl Runner {
                 self.lance.optimize().await?;
                 optimized = true;
             }
-            if options.until_idle && caught_up(&self.next_offsets, &self.consumer.high_watermarks()?) {
+            if options.until_idle
+                && caught_up(&self.next_offsets, &self.consumer.high_watermarks()?)
+            {
                 return Ok(());
             }
         }
     }
 
-    async fn seal(&self, epoch: u64, updates: Vec<(SourceVersion, isize)>) -> Result<Vec<(epigraph_operators::GraphElement, isize)>> {
+    async fn seal(
+        &self,
+        epoch: u64,
+        updates: Vec<(SourceVersion, isize)>,
+    ) -> Result<Vec<(epigraph_operators::GraphElement, isize)>> {
         let dataflow = self.dataflow.clone();
-        let output = tokio::task::spawn_blocking(move || dataflow.process(EpochInput { epoch, updates }))
-            .await?
-            .map_err(anyhow::Error::msg)?;
+        let output =
+            tokio::task::spawn_blocking(move || dataflow.process(EpochInput { epoch, updates }))
+                .await?
+                .map_err(anyhow::Error::msg)?;
         Ok(output.updates)
     }
 
     /// Decode and validate one message; bad ones go to the dead-letter topic.
     async fn absorb(&mut self, message: RawMessage) -> Result<Vec<(SourceVersion, isize)>> {
         self.report.messages += 1;
-        self.next_offsets.insert((message.topic.clone(), message.partition), message.offset + 1);
-        let key = message.key.as_deref().map(String::from_utf8_lossy).unwrap_or_default().into_owned();
+        self.next_offsets.insert(
+            (message.topic.clone(), message.partition),
+            message.offset + 1,
+        );
+        let key = message
+            .key
+            .as_deref()
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default()
+            .into_owned();
         let Some(payload) = message.payload.as_deref() else {
             return Ok(self.state.remove(&key));
         };
-        match decode_event(payload).map_err(|e| e.to_string()).and_then(|event| validate(&key, event)) {
+        match decode_event(payload)
+            .map_err(|e| e.to_string())
+            .and_then(|event| validate(&key, event))
+        {
             Ok(event) => Ok(self.state.apply(&event)),
             Err(reason) => {
-                let letter = DeadLetter::new(&reason, "run", None, &message.location(), payload, self.config.kafka.dead_letter_max_bytes);
+                let letter = DeadLetter::new(
+                    &reason,
+                    "run",
+                    None,
+                    &message.location(),
+                    payload,
+                    self.config.kafka.dead_letter_max_bytes,
+                );
                 warn!(location = %letter.location, %reason, "dead-lettering an undecodable event");
                 self.producer.dead_letter(&letter).await?;
                 self.report.dead_lettered += 1;
@@ -202,18 +252,25 @@ fn validate(key: &str, event: SourceEvent) -> Result<SourceEvent, String> {
     }
     let expected = event_key(&event.tenant, &event.source_id);
     if key != expected {
-        return Err(format!("key {key:?} does not match the event's tenant/source_id {expected:?}"));
+        return Err(format!(
+            "key {key:?} does not match the event's tenant/source_id {expected:?}"
+        ));
     }
     Ok(event)
 }
 
 fn caught_up(next: &Offsets, marks: &Offsets) -> bool {
-    marks.iter().all(|(partition, end)| *end == 0 || next.get(partition).is_some_and(|n| n >= end))
+    marks
+        .iter()
+        .all(|(partition, end)| *end == 0 || next.get(partition).is_some_and(|n| n >= end))
 }
 
 fn count_writes(writes: &SinkWrites) -> usize {
     let g = &writes.graph;
-    g.upsert_nodes.len() + g.upsert_relations.len() + g.delete_nodes.len() + g.delete_relations.len()
+    g.upsert_nodes.len()
+        + g.upsert_relations.len()
+        + g.delete_nodes.len()
+        + g.delete_relations.len()
 }
 
 #[cfg(test)]
@@ -229,8 +286,19 @@ mod tests {
 
     #[test]
     fn a_key_that_disagrees_with_its_event_is_rejected() {
-        let event = SourceEvent::upsert("acme", epigraph_schemas::SourceKind::Document, "a.md", None, "x".into(), 0);
+        let event = SourceEvent::upsert(
+            "acme",
+            epigraph_schemas::SourceKind::Document,
+            "a.md",
+            None,
+            "x".into(),
+            0,
+        );
         assert!(validate("acme/a.md", event.clone()).is_ok());
-        assert!(validate("other/a.md", event).unwrap_err().contains("does not match"));
+        assert!(
+            validate("other/a.md", event)
+                .unwrap_err()
+                .contains("does not match")
+        );
     }
 }

@@ -34,7 +34,10 @@ impl UpsertState {
 
     /// Remove a key (a delete event or a Kafka null tombstone).
     pub fn remove(&mut self, key: &str) -> Vec<(SourceVersion, isize)> {
-        self.live.remove(key).map(|previous| vec![(previous, -1)]).unwrap_or_default()
+        self.live
+            .remove(key)
+            .map(|previous| vec![(previous, -1)])
+            .unwrap_or_default()
     }
 
     /// How many keys are live.
@@ -62,9 +65,19 @@ mod tests {
         assert_eq!(state.apply(&v1).len(), 1);
         assert!(state.apply(&v1).is_empty(), "a re-sent version is a no-op");
         let edit = state.apply(&v2);
-        assert_eq!(edit.iter().map(|(v, d)| (v.body.as_str(), *d)).collect::<Vec<_>>(), [("one", -1), ("two", 1)]);
+        assert_eq!(
+            edit.iter()
+                .map(|(v, d)| (v.body.as_str(), *d))
+                .collect::<Vec<_>>(),
+            [("one", -1), ("two", 1)]
+        );
         let gone = state.apply(&SourceEvent::tombstone("t", SourceKind::Document, "a", 3));
-        assert_eq!(gone.iter().map(|(v, d)| (v.body.as_str(), *d)).collect::<Vec<_>>(), [("two", -1)]);
+        assert_eq!(
+            gone.iter()
+                .map(|(v, d)| (v.body.as_str(), *d))
+                .collect::<Vec<_>>(),
+            [("two", -1)]
+        );
         assert!(state.is_empty());
         assert!(state.remove("t/a").is_empty());
     }

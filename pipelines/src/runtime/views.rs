@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use epigraph_connectors::ConnectorError;
 use epigraph_connectors::lance::{LanceSink, MemoryRow};
-use epigraph_connectors::neo4j::{GraphBatch, Neo4jSink, NodeWrite, PropValue, RelationKey, RelationWrite};
+use epigraph_connectors::neo4j::{
+    GraphBatch, Neo4jSink, NodeWrite, PropValue, RelationKey, RelationWrite,
+};
 use epigraph_operators::{GraphElement, MemoryObject, SinkChanges};
 
 /// The writes of one epoch for both sinks.
@@ -41,13 +43,21 @@ impl SinkWrites {
 
     fn upsert(&mut self, element: &GraphElement) {
         match element {
-            GraphElement::Relation(r) => self.graph.upsert_relations.push(relation_write(r, element.content_hash())),
+            GraphElement::Relation(r) => self
+                .graph
+                .upsert_relations
+                .push(relation_write(r, element.content_hash())),
             GraphElement::Memory(m) => {
                 let hash = element.content_hash();
-                self.graph.upsert_nodes.push(node_write(element, hash.clone()));
+                self.graph
+                    .upsert_nodes
+                    .push(node_write(element, hash.clone()));
                 self.lance_upserts.push(memory_row(m, hash));
             }
-            GraphElement::Source(_) => self.graph.upsert_nodes.push(node_write(element, element.content_hash())),
+            GraphElement::Source(_) => self
+                .graph
+                .upsert_nodes
+                .push(node_write(element, element.content_hash())),
         }
     }
 
@@ -58,14 +68,21 @@ impl SinkWrites {
 
     /// Apply to both sinks concurrently; returns when both acknowledged.
     pub async fn apply(&self, neo4j: &Neo4jSink, lance: &LanceSink) -> Result<(), ConnectorError> {
-        tokio::try_join!(neo4j.apply(&self.graph), lance.apply(&self.lance_upserts, &self.lance_deletes))?;
+        tokio::try_join!(
+            neo4j.apply(&self.graph),
+            lance.apply(&self.lance_upserts, &self.lance_deletes)
+        )?;
         Ok(())
     }
 }
 
 /// The writes that make both sinks equal `desired`: what is missing or differs is upserted,
 /// what the sinks hold beyond it is deleted, what already matches is not touched.
-pub async fn reconcile(desired: &[GraphElement], neo4j: &Neo4jSink, lance: &LanceSink) -> Result<SinkWrites, ConnectorError> {
+pub async fn reconcile(
+    desired: &[GraphElement],
+    neo4j: &Neo4jSink,
+    lance: &LanceSink,
+) -> Result<SinkWrites, ConnectorError> {
     let (graph_state, lance_state) = tokio::try_join!(neo4j.state(), lance.state())?;
     let mut writes = SinkWrites::default();
     let mut wanted_nodes = HashSet::new();
@@ -83,7 +100,10 @@ pub async fn reconcile(desired: &[GraphElement], neo4j: &Neo4jSink, lance: &Lanc
             }
             GraphElement::Memory(m) => {
                 if graph_state.nodes.get(&m.id) != Some(&hash) {
-                    writes.graph.upsert_nodes.push(node_write(element, hash.clone()));
+                    writes
+                        .graph
+                        .upsert_nodes
+                        .push(node_write(element, hash.clone()));
                 }
                 if lance_state.get(&m.id) != Some(&hash) {
                     writes.lance_upserts.push(memory_row(m, hash));
@@ -100,25 +120,42 @@ pub async fn reconcile(desired: &[GraphElement], neo4j: &Neo4jSink, lance: &Lanc
         }
     }
     writes.graph.delete_nodes = sorted_missing(graph_state.nodes.keys(), &wanted_nodes);
-    writes.graph.delete_relations = graph_state.relations.keys().filter(|k| !wanted_relations.contains(*k)).cloned().collect();
+    writes.graph.delete_relations = graph_state
+        .relations
+        .keys()
+        .filter(|k| !wanted_relations.contains(*k))
+        .cloned()
+        .collect();
     writes.graph.delete_relations.sort();
     writes.lance_deletes = sorted_missing(lance_state.keys(), &wanted_rows);
     Ok(writes)
 }
 
-fn sorted_missing<'a>(have: impl Iterator<Item = &'a String>, wanted: &HashSet<String>) -> Vec<String> {
+fn sorted_missing<'a>(
+    have: impl Iterator<Item = &'a String>,
+    wanted: &HashSet<String>,
+) -> Vec<String> {
     let mut missing: Vec<String> = have.filter(|id| !wanted.contains(*id)).cloned().collect();
     missing.sort();
     missing
 }
 
 fn relation_key(r: &epigraph_operators::Relation) -> RelationKey {
-    RelationKey { id: r.id.clone(), from: r.from.clone(), to: r.to.clone() }
+    RelationKey {
+        id: r.id.clone(),
+        from: r.from.clone(),
+        to: r.to.clone(),
+    }
 }
 
 fn relation_write(r: &epigraph_operators::Relation, content_hash: String) -> RelationWrite {
     let props = BTreeMap::from([("tenant".to_string(), PropValue::Text(r.tenant.clone()))]);
-    RelationWrite { key: relation_key(r), rel_type: r.rel_type.clone(), props, content_hash }
+    RelationWrite {
+        key: relation_key(r),
+        rel_type: r.rel_type.clone(),
+        props,
+        content_hash,
+    }
 }
 
 fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
@@ -149,7 +186,12 @@ fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
         }
         GraphElement::Relation(_) => unreachable!("relations are not nodes"),
     };
-    NodeWrite { id: element.id().to_string(), labels, props, content_hash }
+    NodeWrite {
+        id: element.id().to_string(),
+        labels,
+        props,
+        content_hash,
+    }
 }
 
 fn memory_row(m: &MemoryObject, content_hash: String) -> MemoryRow {
@@ -171,7 +213,10 @@ fn memory_row(m: &MemoryObject, content_hash: String) -> MemoryRow {
 
 fn capitalised(word: &str) -> String {
     let mut chars = word.chars();
-    chars.next().map(|c| c.to_ascii_uppercase().to_string() + chars.as_str()).unwrap_or_default()
+    chars
+        .next()
+        .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+        .unwrap_or_default()
 }
 
 /// Live elements from a list of updates (multiplicity > 0 after consolidation).
@@ -180,7 +225,11 @@ pub fn live_elements(updates: Vec<(GraphElement, isize)>) -> Vec<GraphElement> {
     for (element, diff) in updates {
         *totals.entry(element).or_default() += diff;
     }
-    let mut live: Vec<GraphElement> = totals.into_iter().filter(|(_, n)| *n > 0).map(|(e, _)| e).collect();
+    let mut live: Vec<GraphElement> = totals
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(e, _)| e)
+        .collect();
     live.sort();
     live
 }

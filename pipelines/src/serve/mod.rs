@@ -37,13 +37,19 @@ pub struct ApiError {
 
 impl ApiError {
     fn bad_request(message: impl Into<String>) -> Self {
-        ApiError { status: StatusCode::BAD_REQUEST, message: message.into() }
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+        }
     }
 }
 
 impl From<epigraph_connectors::ConnectorError> for ApiError {
     fn from(error: epigraph_connectors::ConnectorError) -> Self {
-        ApiError { status: StatusCode::SERVICE_UNAVAILABLE, message: error.to_string() }
+        ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: error.to_string(),
+        }
     }
 }
 
@@ -119,12 +125,20 @@ pub fn snippet(text: &str, max: usize) -> String {
         return text.to_string();
     }
     let cut: String = text.chars().take(max).collect();
-    let cut = cut.rsplit_once(char::is_whitespace).map(|(head, _)| head).unwrap_or(&cut);
+    let cut = cut
+        .rsplit_once(char::is_whitespace)
+        .map(|(head, _)| head)
+        .unwrap_or(&cut);
     format!("{} …", cut.trim_end())
 }
 
-async fn search(State(state): State<AppState>, Query(params): Query<SearchParams>) -> Result<Json<SearchResponse>, ApiError> {
-    let tenant = params.tenant.unwrap_or_else(|| state.config.default_tenant.clone());
+async fn search(
+    State(state): State<AppState>,
+    Query(params): Query<SearchParams>,
+) -> Result<Json<SearchResponse>, ApiError> {
+    let tenant = params
+        .tenant
+        .unwrap_or_else(|| state.config.default_tenant.clone());
     if !valid_tenant(&tenant) {
         return Err(ApiError::bad_request(format!("invalid tenant {tenant:?}")));
     }
@@ -133,11 +147,23 @@ async fn search(State(state): State<AppState>, Query(params): Query<SearchParams
     }
     let k = params.k.unwrap_or(10);
     if k == 0 || k > state.config.max_k {
-        return Err(ApiError::bad_request(format!("k must be between 1 and {}", state.config.max_k)));
+        return Err(ApiError::bad_request(format!(
+            "k must be between 1 and {}",
+            state.config.max_k
+        )));
     }
-    let request = SearchRequest { query: params.q.clone(), k, tenant: tenant.clone(), mode: params.mode.unwrap_or(SearchMode::Hybrid) };
+    let request = SearchRequest {
+        query: params.q.clone(),
+        k,
+        tenant: tenant.clone(),
+        mode: params.mode.unwrap_or(SearchMode::Hybrid),
+    };
     let hits = state.lance.search(&request).await?;
-    Ok(Json(SearchResponse { query: params.q, tenant, results: hits.into_iter().map(SearchResult::from).collect() }))
+    Ok(Json(SearchResponse {
+        query: params.q,
+        tenant,
+        results: hits.into_iter().map(SearchResult::from).collect(),
+    }))
 }
 
 async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
@@ -147,31 +173,46 @@ async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::Value
 
 /// The router, for tests and for [`serve`].
 pub fn router(state: AppState) -> Router {
-    Router::new().route("/healthz", get(healthz)).route("/v1/search", get(search)).with_state(state)
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/v1/search", get(search))
+        .with_state(state)
 }
 
 /// Open the stores and serve until the process is stopped.
 pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()> {
     let embedder = if config.lancedb.embed {
         let model = config.model.clone();
-        Some(Arc::new(tokio::task::spawn_blocking(move || Embedder::load(&model)).await??))
+        Some(Arc::new(
+            tokio::task::spawn_blocking(move || Embedder::load(&model)).await??,
+        ))
     } else {
         None
     };
     let lance = LanceSink::open(&config.lancedb, embedder).await?;
     let listen = listen.unwrap_or_else(|| config.serve.listen.clone());
-    let addr: SocketAddr = listen.parse().with_context(|| format!("listen address {listen:?}"))?;
-    let state = AppState { lance, config: Arc::new(config.serve.clone()) };
-    let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("binding {addr}"))?;
+    let addr: SocketAddr = listen
+        .parse()
+        .with_context(|| format!("listen address {listen:?}"))?;
+    let state = AppState {
+        lance,
+        config: Arc::new(config.serve.clone()),
+    };
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
     info!(%addr, "serving");
     println!("epigraph serve: listening on http://{addr}  (try /v1/search?q=...)");
-    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown_signal()).await?;
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
     Ok(())
 }
 
 async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM handler");
     tokio::select! {
         _ = ctrl_c => {},
         _ = term.recv() => {},
