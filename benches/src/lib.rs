@@ -42,7 +42,11 @@ pub fn synthetic_body(seed: u64, bytes: usize) -> String {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         out.push_str(WORDS[(state >> 33) as usize % WORDS.len()]);
-        out.push(if (state >> 20) % 11 == 0 { '.' } else { ' ' });
+        out.push(if (state >> 20).is_multiple_of(11) {
+            '.'
+        } else {
+            ' '
+        });
     }
     out
 }

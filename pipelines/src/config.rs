@@ -88,7 +88,7 @@ impl Default for ServeConfig {
 
 impl EpigraphConfig {
     /// Load defaults, then `path` (or `./epigraph.toml` when it exists), then the environment.
-    pub fn load(path: Option<&Path>) -> Result<Self, figment::Error> {
+    pub fn load(path: Option<&Path>) -> Result<Self, Box<figment::Error>> {
         let mut figment = Figment::from(Serialized::defaults(EpigraphConfig::default()));
         match path {
             Some(path) => figment = figment.merge(Toml::file_exact(path)),
@@ -100,7 +100,7 @@ impl EpigraphConfig {
         let env = Env::prefixed("EPIGRAPH_")
             .filter(|key| key.as_str().contains("__") || key == "state_dir")
             .split("__");
-        figment.merge(env).extract()
+        figment.merge(env).extract().map_err(Box::new)
     }
 
     /// The state directory, resolved.

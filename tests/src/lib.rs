@@ -8,19 +8,17 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::LazyLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use epigraph_connectors::lance::{LanceConfig, LanceSink};
 use epigraph_connectors::neo4j::{Neo4jConfig, connect_graph};
 
-static SERIAL: Mutex<()> = Mutex::new(());
+static SERIAL: LazyLock<tokio::sync::Mutex<()>> = LazyLock::new(|| tokio::sync::Mutex::new(()));
 
-/// Hold this for the whole test.
-pub fn serial() -> MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+/// Hold this for the whole test (an async lock: the tests await while holding it).
+pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().await
 }
 
 /// The `epigraph` binary built next to the test executable (`cargo build --bins` first), or

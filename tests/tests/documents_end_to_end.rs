@@ -23,7 +23,7 @@ async fn lance_texts(env: &TestEnv) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn documents_flow_to_both_stores_and_follow_edits_and_deletes() {
-    let _serial = serial();
+    let _serial = serial().await;
     let env = TestEnv::new("e2e-docs");
     let docs = env.docs();
     std::fs::write(docs.join("budget.md"), BUDGET).unwrap();
@@ -129,7 +129,7 @@ async fn documents_flow_to_both_stores_and_follow_edits_and_deletes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_second_run_changes_nothing() {
-    let _serial = serial();
+    let _serial = serial().await;
     let env = TestEnv::new("e2e-idem");
     std::fs::write(
         env.docs().join("note.txt"),

@@ -165,7 +165,7 @@ fn wanted(path: &Path, config: &DocsConfig) -> bool {
         .file_name()
         .is_some_and(|n| n.to_string_lossy().starts_with('.'));
     let extension = path.extension().map(|e| e.to_string_lossy().to_lowercase());
-    !hidden && extension.is_some_and(|e| config.extensions.iter().any(|x| *x == e))
+    !hidden && extension.is_some_and(|e| config.extensions.contains(&e))
 }
 
 /// The first Markdown heading (`# Title`) or, for ADR-style files, a `Title:` header.

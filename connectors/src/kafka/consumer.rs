@@ -137,6 +137,22 @@ impl EventConsumer {
         Ok(marks)
     }
 
+    /// The offsets committed to the consumer group (the next offset to read), per partition;
+    /// partitions without a commit are absent.
+    pub fn committed(&self) -> Result<BTreeMap<(String, i32), i64>, ConnectorError> {
+        let committed = self
+            .consumer
+            .committed(METADATA_TIMEOUT)
+            .map_err(ConnectorError::kafka("reading committed offsets"))?;
+        let mut offsets = BTreeMap::new();
+        for element in committed.elements() {
+            if let Offset::Offset(offset) = element.offset() {
+                offsets.insert((element.topic().to_string(), element.partition()), offset);
+            }
+        }
+        Ok(offsets)
+    }
+
     /// Commit "next offset to read" per partition, synchronously: called only after both sinks
     /// acknowledged the epoch that consumed those offsets.
     pub fn commit(

@@ -139,6 +139,26 @@ impl EventProducer {
         Ok(())
     }
 
+    /// Publish raw bytes under a key (for replaying dead letters and for tests of bad input);
+    /// returns `(partition, offset)` once acknowledged.
+    pub async fn publish_raw(
+        &self,
+        topic: &str,
+        key: &str,
+        payload: &[u8],
+    ) -> Result<(i32, i64), ConnectorError> {
+        let delivery = self
+            .producer
+            .send(
+                FutureRecord::to(topic).key(key).payload(payload),
+                Duration::from_secs(30),
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .map_err(ConnectorError::kafka(format!("publishing to {topic}")))?;
+        Ok((delivery.partition, delivery.offset))
+    }
+
     /// Wait until everything queued is delivered.
     pub fn flush(&self) -> Result<(), ConnectorError> {
         self.producer

@@ -70,10 +70,10 @@ pub fn to_batch(
     vectors: &[Option<Vec<f32>>],
 ) -> Result<RecordBatch, lancedb::arrow::arrow_schema::ArrowError> {
     let strings = |f: &dyn Fn(&MemoryRow) -> Option<&str>| -> ArrayRef {
-        Arc::new(rows.iter().map(|r| f(r)).collect::<StringArray>())
+        Arc::new(rows.iter().map(f).collect::<StringArray>())
     };
     let ints = |f: &dyn Fn(&MemoryRow) -> Option<i64>| -> ArrayRef {
-        Arc::new(rows.iter().map(|r| f(r)).collect::<Int64Array>())
+        Arc::new(rows.iter().map(f).collect::<Int64Array>())
     };
     let vector = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
         vectors.iter().map(|v| {

@@ -56,6 +56,8 @@ struct Runner {
     dataflow: Arc<Dataflow>,
     state: UpsertState,
     next_offsets: Offsets,
+    /// Offsets committed by earlier runs: bad messages below them were dead-lettered already.
+    acknowledged: Offsets,
     report: RunReport,
 }
 
@@ -77,6 +79,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     let lance = LanceSink::open(&config.lancedb, embedder).await?;
     let consumer = EventConsumer::from_beginning(&config.kafka, &all_event_topics())?;
     let producer = EventProducer::new(&config.kafka)?;
+    let acknowledged = consumer.committed()?;
     let dataflow = Arc::new(Dataflow::start(config.run.workers));
     let mut runner = Runner {
         config,
@@ -87,6 +90,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         dataflow,
         state: UpsertState::default(),
         next_offsets: Offsets::new(),
+        acknowledged,
         report: RunReport::default(),
     };
     runner.restore().await?;
@@ -225,15 +229,23 @@ impl Runner {
             .and_then(|event| validate(&key, event))
         {
             Ok(event) => Ok(self.state.apply(&event)),
+            Err(_)
+                if self
+                    .acknowledged
+                    .get(&(message.topic.clone(), message.partition))
+                    .is_some_and(|o| message.offset < *o) =>
+            {
+                // Dead-lettered by the run that acknowledged this offset: replay skips it.
+                Ok(Vec::new())
+            }
             Err(reason) => {
-                let letter = DeadLetter::new(
-                    &reason,
-                    "run",
-                    None,
-                    &message.location(),
-                    payload,
-                    self.config.kafka.dead_letter_max_bytes,
-                );
+                let tenant = key
+                    .split_once('/')
+                    .map(|(tenant, _)| tenant)
+                    .filter(|t| valid_tenant(t));
+                let max = self.config.kafka.dead_letter_max_bytes;
+                let letter =
+                    DeadLetter::new(&reason, "run", tenant, &message.location(), payload, max);
                 warn!(location = %letter.location, %reason, "dead-lettering an undecodable event");
                 self.producer.dead_letter(&letter).await?;
                 self.report.dead_lettered += 1;
