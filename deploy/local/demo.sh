@@ -19,10 +19,11 @@ docs="${DEMO_DOCS:-$repo/samples/docs}"
 "$here/services.sh" up &
 services_pid=$!
 cd "$repo"
-cargo build --release -p epigraph --locked
+# The same (debug, deps at opt-level 1) build as the tests: one build serves both commands.
+cargo build --workspace --all-targets --locked
 wait "$services_pid" || { echo "[demo] services failed to start; see: deploy/local/services.sh logs" >&2; exit 1; }
 
-bin="$CARGO_TARGET_DIR/release/epigraph"
+bin="$CARGO_TARGET_DIR/debug/epigraph"
 "$bin" ingest docs "$docs" --tenant "$tenant"
 "$bin" run --until-idle
 echo "[demo] query service: http://$listen/v1/search?tenant=$tenant&q=launch+date" >&2

@@ -2,7 +2,7 @@
 # deploy/local/test.sh — the full test suite against real Kafka, Neo4j and LanceDB.
 #
 # Installs what is missing (protoc, jars, model), starts the services if they are not running,
-# builds, runs fmt/clippy-free tests (`cargo test --workspace`), and stops the services again if
+# builds, runs `cargo test --workspace` (unit, doc and end-to-end tests), and stops the services again if
 # this script started them — also when a test fails. `.ci/run` calls exactly this.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -127,3 +127,45 @@ fn mean_pool(hidden: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
     let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
     mean.broadcast_div(&norms)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cosine(a: &[f32], b: &[f32]) -> f32 {
+        a.iter().zip(b).map(|(x, y)| x * y).sum()
+    }
+
+    /// Needs the model files (`deploy/local/services.sh model`; the test script fetches them).
+    #[test]
+    fn paraphrases_are_close_and_unrelated_sentences_are_not() {
+        let embedder = Embedder::load(&EmbedConfig::default())
+            .expect("model files (deploy/local/services.sh model)");
+        let texts = [
+            "A cat is sitting on the mat.",
+            "There is a cat on the rug.",
+            "Quarterly revenue grew by twelve percent.",
+        ];
+        let vectors = embedder.embed(&texts).unwrap();
+        assert_eq!(vectors.len(), 3);
+        assert!(vectors.iter().all(|v| v.len() == DIMENSIONS));
+        for v in &vectors {
+            assert!(
+                (cosine(v, v) - 1.0).abs() < 1e-4,
+                "vectors are L2-normalised"
+            );
+        }
+        let (close, far) = (
+            cosine(&vectors[0], &vectors[1]),
+            cosine(&vectors[0], &vectors[2]),
+        );
+        eprintln!("paraphrase cosine {close}, unrelated cosine {far}");
+        assert!(
+            close > 0.5 && far < 0.2,
+            "paraphrase {close}, unrelated {far}"
+        );
+        // Padding must not change a text's vector: alone and in a batch with a longer text.
+        let alone = embedder.embed(&[texts[1]]).unwrap();
+        assert!(cosine(&alone[0], &vectors[1]) > 0.9999);
+    }
+}
