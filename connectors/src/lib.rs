@@ -10,6 +10,7 @@
 //!   the reads used to reconcile it.
 //! - [`lance`]: the LanceDB sink (`memory` table with full-text index and embeddings) and search.
 //! - [`embed`]: all-MiniLM-L6-v2 in candle, the local sentence embedder.
+//! - [`scan`]: what one pass over a source yields (events and dead letters).
 //! - [`error`]: the typed error shared by all of them, which says whose fault a failure is.
 
 pub mod docs;
@@ -18,8 +19,10 @@ pub mod error;
 pub mod kafka;
 pub mod lance;
 pub mod neo4j;
+pub mod scan;
 
 pub use error::{ConnectorError, Fault};
+pub use scan::Scan;
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_millis() -> i64 {
