@@ -6,6 +6,7 @@
 //!   event consumer used by `epigraph run`.
 //! - [`docs`]: the documents source (Markdown, text, HTML in a folder), with its manifest of what
 //!   was published so removed files become tombstones.
+//! - [`beir`]: the BEIR corpus source (`corpus.jsonl`), for the retrieval evaluation.
 //! - [`neo4j`]: the graph sink (batched `UNWIND … MERGE`/`DELETE`, one transaction per batch) and
 //!   the reads used to reconcile it.
 //! - [`lance`]: the LanceDB sink (`memory` table with full-text index and embeddings) and search.
@@ -13,6 +14,7 @@
 //! - [`scan`]: what one pass over a source yields (events and dead letters).
 //! - [`error`]: the typed error shared by all of them, which says whose fault a failure is.
 
+pub mod beir;
 pub mod docs;
 pub mod embed;
 pub mod error;

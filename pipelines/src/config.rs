@@ -74,6 +74,22 @@ pub struct ServeConfig {
     pub default_tenant: String,
     /// Largest `k` a search may ask for. Default 100.
     pub max_k: usize,
+    /// Tokens accepted by the webhook `POST /v1/ingest`, each bound to the tenant its events
+    /// belong to. Empty (the default) disables the webhook. Example:
+    /// `[[serve.ingest_tokens]]` `token = "…"` `tenant = "acme"`.
+    pub ingest_tokens: Vec<IngestToken>,
+    /// Largest webhook request body in bytes. Default 2 MiB.
+    pub max_body_bytes: usize,
+}
+
+/// A webhook token and the tenant its events are published under.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IngestToken {
+    /// The bearer token (send `Authorization: Bearer <token>`).
+    pub token: String,
+    /// The tenant.
+    pub tenant: String,
 }
 
 impl Default for ServeConfig {
@@ -82,6 +98,8 @@ impl Default for ServeConfig {
             listen: "127.0.0.1:8080".into(),
             default_tenant: "default".into(),
             max_k: 100,
+            ingest_tokens: Vec::new(),
+            max_body_bytes: 2 * 1024 * 1024,
         }
     }
 }

@@ -141,18 +141,28 @@ impl TestEnv {
 
     /// Start `epigraph serve` on a free port; killed on drop.
     pub fn serve(&self) -> Server {
+        self.serve_with(&[])
+    }
+
+    /// Start `epigraph <global args> serve` on a free port (e.g. `--config file.toml`).
+    pub fn serve_with(&self, global_args: &[&str]) -> Server {
         let port = TcpListener::bind("127.0.0.1:0")
             .expect("free port")
             .local_addr()
             .expect("addr")
             .port();
         let listen = format!("127.0.0.1:{port}");
+        let mut args: Vec<&str> = global_args.to_vec();
+        args.extend(["serve", "--listen", &listen]);
+        let log_path = self.dir.path().join(format!("serve-{port}.log"));
+        let log = std::fs::File::create(&log_path).expect("serve log");
         let child = self
-            .command(&["serve", "--listen", &listen])
+            .command(&args)
             .stdout(Stdio::null())
+            .stderr(log)
             .spawn()
             .expect("spawning serve");
-        let server = Server {
+        let mut server = Server {
             child,
             base: format!("http://{listen}"),
         };
@@ -162,6 +172,10 @@ impl TestEnv {
                 .is_some_and(|(status, _)| status == 200)
             {
                 return server;
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                panic!("epigraph serve exited ({status}) before answering:\n{log}");
             }
             std::thread::sleep(Duration::from_millis(200));
         }
@@ -203,6 +217,23 @@ pub fn http_get(url: &str) -> Option<(u16, serde_json::Value)> {
         let status = response.status().as_u16();
         let body = response.json().unwrap_or(serde_json::Value::Null);
         Some((status, body))
+    })
+    .join()
+    .expect("http thread")
+}
+
+/// POST a JSON body with an optional bearer token: `(status, answer)`.
+pub fn http_post(url: &str, token: Option<&str>, body: &str) -> (u16, serde_json::Value) {
+    let (url, token, body) = (url.to_string(), token.map(str::to_string), body.to_string());
+    std::thread::spawn(move || {
+        let client = reqwest::blocking::Client::new();
+        let mut request = client.post(url).header("content-type", "application/json").body(body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().expect("POST");
+        let status = response.status().as_u16();
+        (status, response.json().unwrap_or(serde_json::Value::Null))
     })
     .join()
     .expect("http thread")

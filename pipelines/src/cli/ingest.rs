@@ -1,11 +1,12 @@
 //! `epigraph ingest <source> <path>`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
+use epigraph_connectors::Scan;
 use epigraph_connectors::docs::{Manifest, scan_folder};
-use epigraph_connectors::kafka::{EventProducer, ensure_topics};
+use epigraph_connectors::kafka::{EventProducer, PublishReport, ensure_topics};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::EpigraphConfig;
@@ -21,61 +22,82 @@ pub enum IngestSource {
         #[arg(long, default_value = "default")]
         tenant: String,
     },
+    /// A BEIR-format folder: each line of `corpus.jsonl` becomes a document whose source id
+    /// is its `_id`.
+    Beir {
+        /// The folder (or the corpus.jsonl file).
+        dir: PathBuf,
+        /// Tenant the corpus belongs to.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+    },
 }
 
 /// Publish a source. Bad items are dead-lettered and counted; only infrastructure failures are
 /// errors (and a non-zero exit).
 pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()> {
+    let max = config.kafka.dead_letter_max_bytes;
     match source {
         IngestSource::Docs { dir, tenant } => ingest_docs(config, &dir, &tenant).await,
+        IngestSource::Beir { dir, tenant } => {
+            let scan = epigraph_connectors::beir::read_corpus(&dir, &tenant, max)?;
+            publish_scan(config, "beir", &tenant, scan).await
+        }
     }
 }
 
-async fn ingest_docs(config: &EpigraphConfig, dir: &std::path::Path, tenant: &str) -> Result<()> {
-    let root = dir
-        .canonicalize()
-        .with_context(|| format!("reading {}", dir.display()))?;
-    let state_dir = config.state_dir();
-    let previous = Manifest::load(&state_dir, tenant, &root)?;
-    let scan = scan_folder(
-        &root,
-        tenant,
-        &config.docs,
-        &previous,
-        config.kafka.dead_letter_max_bytes,
-    )?;
-    ensure_topics(&config.kafka)
-        .await
-        .context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
-    let producer = EventProducer::new(&config.kafka)?;
-    for letter in &scan.dead_letters {
-        producer.dead_letter(letter).await?;
-    }
-    let tombstones = scan
-        .events
-        .iter()
-        .filter(|e| e.op == epigraph_schemas::Op::Delete)
-        .count();
-    let bar = progress_bar(scan.events.len() as u64, "publishing");
-    let report = producer
-        .publish(scan.events, |n| bar.set_position(n as u64))
-        .await?;
-    bar.finish_and_clear();
-    producer.flush()?;
-    scan.next_manifest.save(&state_dir)?;
+/// Publish a connector's scan and print the JSON summary.
+async fn publish_scan(config: &EpigraphConfig, source: &str, tenant: &str, scan: Scan) -> Result<()> {
+    let dead = scan.dead_letters.len();
+    let report = publish(config, scan).await?;
     let summary = serde_json::json!({
-        "source": "docs",
+        "source": source,
         "tenant": tenant,
-        "published": report.published - tombstones.min(report.published),
-        "tombstoned": tombstones,
-        "unchanged": scan.unchanged,
-        "dead_lettered": scan.dead_letters.len() + report.dead_lettered,
+        "published": report.published,
+        "dead_lettered": dead + report.dead_lettered,
     });
     println!("{summary}");
     Ok(())
 }
 
-/// A progress bar on stderr, hidden when stderr is not a terminal.
+/// Publish dead letters, then events (with a progress bar), and wait for every acknowledgement.
+async fn publish(config: &EpigraphConfig, scan: Scan) -> Result<PublishReport> {
+    ensure_topics(&config.kafka).await.context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
+    let producer = EventProducer::new(&config.kafka)?;
+    for letter in &scan.dead_letters {
+        producer.dead_letter(letter).await?;
+    }
+    let bar = progress_bar(scan.events.len() as u64, "publishing");
+    let report = producer.publish(scan.events, |n| bar.set_position(n as u64)).await?;
+    bar.finish_and_clear();
+    producer.flush()?;
+    Ok(report)
+}
+
+async fn ingest_docs(config: &EpigraphConfig, dir: &Path, tenant: &str) -> Result<()> {
+    let root = dir.canonicalize().with_context(|| format!("reading {}", dir.display()))?;
+    let state_dir = config.state_dir();
+    let previous = Manifest::load(&state_dir, tenant, &root)?;
+    let scan = scan_folder(&root, tenant, &config.docs, &previous, config.kafka.dead_letter_max_bytes)?;
+    let tombstones = scan.events.iter().filter(|e| e.op == epigraph_schemas::Op::Delete).count();
+    let dead = scan.dead_letters.len();
+    let (unchanged, manifest) = (scan.unchanged, scan.next_manifest);
+    let report = publish(config, Scan { events: scan.events, dead_letters: scan.dead_letters }).await?;
+    // Saved only after every event was acknowledged: a failed run republishes.
+    manifest.save(&state_dir)?;
+    let summary = serde_json::json!({
+        "source": "docs",
+        "tenant": tenant,
+        "published": report.published - tombstones.min(report.published),
+        "tombstoned": tombstones,
+        "unchanged": unchanged,
+        "dead_lettered": dead + report.dead_lettered,
+    });
+    println!("{summary}");
+    Ok(())
+}
+
+/// A progress bar on stderr (indicatif hides it when stderr is not a terminal).
 pub fn progress_bar(len: u64, message: &'static str) -> ProgressBar {
     let bar = ProgressBar::new(len);
     bar.set_style(

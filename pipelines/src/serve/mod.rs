@@ -2,6 +2,9 @@
 //!
 //! - `GET /healthz`: liveness plus row counts.
 //! - `GET /v1/search?q=&k=&tenant=&mode=text|vector|hybrid`: hybrid retrieval over LanceDB.
+//! - `POST /v1/ingest`: the webhook ([`webhook`]), enabled by `serve.ingest_tokens`.
+
+pub mod webhook;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -10,7 +13,8 @@ use anyhow::{Context, Result};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use epigraph_connectors::embed::Embedder;
 use epigraph_connectors::lance::{LanceSink, SearchHit, SearchMode, SearchRequest};
@@ -26,6 +30,7 @@ use crate::config::{EpigraphConfig, ServeConfig};
 pub struct AppState {
     lance: LanceSink,
     config: Arc<ServeConfig>,
+    webhook: Option<webhook::Webhook>,
 }
 
 /// An error answered as JSON: `{"error": {"code": …, "message": …}}`.
@@ -36,11 +41,12 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError { status, message: message.into() }
+    }
+
     fn bad_request(message: impl Into<String>) -> Self {
-        ApiError {
-            status: StatusCode::BAD_REQUEST,
-            message: message.into(),
-        }
+        Self::new(StatusCode::BAD_REQUEST, message)
     }
 }
 
@@ -173,9 +179,12 @@ async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::Value
 
 /// The router, for tests and for [`serve`].
 pub fn router(state: AppState) -> Router {
+    let body_limit = state.config.max_body_bytes;
     Router::new()
         .route("/healthz", get(healthz))
         .route("/v1/search", get(search))
+        .route("/v1/ingest", post(webhook::ingest))
+        .layer(DefaultBodyLimit::max(body_limit))
         .with_state(state)
 }
 
@@ -194,10 +203,17 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
     let addr: SocketAddr = listen
         .parse()
         .with_context(|| format!("listen address {listen:?}"))?;
-    let state = AppState {
-        lance,
-        config: Arc::new(config.serve.clone()),
+    let webhook = if config.serve.ingest_tokens.is_empty() {
+        None
+    } else {
+        epigraph_connectors::kafka::ensure_topics(&config.kafka)
+            .await
+            .context("creating topics for the webhook (is Kafka up?)")?;
+        let producer = epigraph_connectors::kafka::EventProducer::new(&config.kafka)?;
+        let tokens = config.serve.ingest_tokens.clone();
+        Some(webhook::Webhook::new(producer, tokens, config.kafka.dead_letter_max_bytes))
     };
+    let state = AppState { lance, config: Arc::new(config.serve.clone()), webhook };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;

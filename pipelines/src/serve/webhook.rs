@@ -1,0 +1,140 @@
+//! `POST /v1/ingest`: the single ingestion endpoint for tools that push (n8n, Zapier, scripts).
+//!
+//! The body is one JSON event ([`WebhookEvent`]); the bearer token decides the tenant. A valid
+//! event is published to its kind's topic exactly as a connector would publish it; an invalid
+//! one is answered `400` with the reason and also dead-lettered, so nothing is lost.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use epigraph_connectors::kafka::{DeadLetter, EventProducer};
+use epigraph_schemas::{Link, Op, Party, SourceEvent, SourceKind};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{ApiError, AppState};
+use crate::config::IngestToken;
+
+/// One event as a webhook sends it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookEvent {
+    /// `chat`, `email`, `calendar` or `document`.
+    pub kind: String,
+    /// Stable id of the item at its source (the same id again replaces the item).
+    pub source_id: String,
+    /// `upsert` (default) or `delete`.
+    #[serde(default)]
+    pub op: Option<String>,
+    /// Title, subject or summary.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Plain text (required for an upsert).
+    #[serde(default)]
+    pub body: Option<String>,
+    /// When it happened, ms since the Unix epoch.
+    #[serde(default)]
+    pub occurred_at: Option<i64>,
+    /// Authors.
+    #[serde(default)]
+    pub authors: Vec<Party>,
+    /// Recipients, attendees, members.
+    #[serde(default)]
+    pub participants: Vec<Party>,
+    /// Conversation or thread id.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    /// Links and attachments (metadata).
+    #[serde(default)]
+    pub links: Vec<Link>,
+    /// Source-specific fields.
+    #[serde(default)]
+    pub extras: BTreeMap<String, String>,
+}
+
+/// The webhook's publishing side.
+#[derive(Clone, Debug)]
+pub struct Webhook {
+    producer: Arc<EventProducer>,
+    tokens: Arc<Vec<IngestToken>>,
+    dead_letter_max_bytes: usize,
+}
+
+impl Webhook {
+    /// A webhook publishing with `producer` for the given tokens.
+    pub fn new(producer: EventProducer, tokens: Vec<IngestToken>, dead_letter_max_bytes: usize) -> Self {
+        Webhook { producer: Arc::new(producer), tokens: Arc::new(tokens), dead_letter_max_bytes }
+    }
+
+    fn tenant_of(&self, headers: &HeaderMap) -> Option<&str> {
+        let token = headers.get("authorization")?.to_str().ok()?.strip_prefix("Bearer ")?;
+        self.tokens.iter().find(|t| t.token == token.trim()).map(|t| t.tenant.as_str())
+    }
+}
+
+/// Turn a webhook event into a source event, or say why not.
+///
+/// ```
+/// use epigraph::serve::webhook::{WebhookEvent, to_source_event};
+/// let event: WebhookEvent = serde_json::from_str(r#"{"kind": "chat", "source_id": "m1", "body": "hi"}"#).unwrap();
+/// assert_eq!(to_source_event(event, "acme", 0).unwrap().key(), "acme/m1");
+/// let bad: WebhookEvent = serde_json::from_str(r#"{"kind": "fax", "source_id": "m1"}"#).unwrap();
+/// assert!(to_source_event(bad, "acme", 0).unwrap_err().contains("kind"));
+/// ```
+pub fn to_source_event(event: WebhookEvent, tenant: &str, now: i64) -> Result<SourceEvent, String> {
+    let kind = SourceKind::ALL
+        .into_iter()
+        .find(|k| k.as_str() == event.kind.to_ascii_lowercase())
+        .ok_or_else(|| format!("kind must be chat, email, calendar or document, not {:?}", event.kind))?;
+    if event.source_id.trim().is_empty() || event.source_id.len() > 512 {
+        return Err("source_id must be 1-512 characters".into());
+    }
+    let op = match event.op.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None | Some("upsert") => Op::Upsert,
+        Some("delete") => Op::Delete,
+        Some(other) => return Err(format!("op must be upsert or delete, not {other:?}")),
+    };
+    if op == Op::Delete {
+        return Ok(SourceEvent::tombstone(tenant, kind, &event.source_id, now));
+    }
+    let body = event.body.ok_or("body is required for an upsert")?;
+    let mut source = SourceEvent::upsert(tenant, kind, &event.source_id, event.title, body, now);
+    source.occurred_at = event.occurred_at;
+    source.authors = event.authors;
+    source.participants = event.participants;
+    source.thread_id = event.thread_id;
+    source.links = event.links;
+    source.extras = event.extras;
+    source.extras.insert("via".into(), "webhook".into());
+    Ok(source)
+}
+
+pub(super) async fn ingest(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    let webhook = state
+        .webhook
+        .as_ref()
+        .ok_or_else(|| ApiError::new(StatusCode::FORBIDDEN, "the webhook is disabled: configure serve.ingest_tokens"))?;
+    let tenant = webhook
+        .tenant_of(&headers)
+        .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "missing or unknown bearer token"))?
+        .to_string();
+    let parsed = serde_json::from_slice::<WebhookEvent>(&body)
+        .map_err(|e| format!("not a webhook event: {e}"))
+        .and_then(|event| to_source_event(event, &tenant, epigraph_connectors::now_millis()))
+        .and_then(|event| epigraph_schemas::encode_event(&event).map(|_| event).map_err(|e| e.to_string()));
+    let event = match parsed {
+        Ok(event) => event,
+        Err(reason) => {
+            let letter = DeadLetter::new(&reason, "webhook", Some(&tenant), "POST /v1/ingest", &body, webhook.dead_letter_max_bytes);
+            webhook.producer.dead_letter(&letter).await?;
+            return Err(ApiError::bad_request(reason));
+        }
+    };
+    let answer = json!({"accepted": true, "key": event.key(), "version": event.version, "event_id": event.event_id});
+    webhook.producer.publish([event], |_| {}).await?;
+    Ok((StatusCode::ACCEPTED, Json(answer)))
+}
