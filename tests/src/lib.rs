@@ -227,7 +227,10 @@ pub fn http_post(url: &str, token: Option<&str>, body: &str) -> (u16, serde_json
     let (url, token, body) = (url.to_string(), token.map(str::to_string), body.to_string());
     std::thread::spawn(move || {
         let client = reqwest::blocking::Client::new();
-        let mut request = client.post(url).header("content-type", "application/json").body(body);
+        let mut request = client
+            .post(url)
+            .header("content-type", "application/json")
+            .body(body);
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }

@@ -7,12 +7,18 @@ use epigraph_schemas::topics::DLQ;
 use epigraph_tests::{TestEnv, http_post, neo4j, neo4j_count, serial};
 
 async fn webhook_dead_letter(tenant: &str) -> DeadLetter {
-    let config = KafkaConfig { group_id: format!("tests-webhook-{}", std::process::id()), ..KafkaConfig::default() };
-    let consumer = EventConsumer::from_beginning(&config, &[DLQ.to_string()]).expect("DLQ consumer");
+    let config = KafkaConfig {
+        group_id: format!("tests-webhook-{}", std::process::id()),
+        ..KafkaConfig::default()
+    };
+    let consumer =
+        EventConsumer::from_beginning(&config, &[DLQ.to_string()]).expect("DLQ consumer");
     loop {
         match consumer.poll(Duration::from_secs(10)).await.expect("poll") {
             Polled::Message(message) => {
-                let letter: DeadLetter = serde_json::from_slice(message.payload.as_deref().unwrap_or_default()).expect("JSON");
+                let letter: DeadLetter =
+                    serde_json::from_slice(message.payload.as_deref().unwrap_or_default())
+                        .expect("JSON");
                 if letter.stage == "webhook" && letter.tenant.as_deref() == Some(tenant) {
                     return letter;
                 }
@@ -27,7 +33,14 @@ async fn webhook_events_are_authenticated_validated_and_published() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-hook");
     let config = env.dir.path().join("epigraph.toml");
-    std::fs::write(&config, format!("[[serve.ingest_tokens]]\ntoken = \"secret-{0}\"\ntenant = \"{0}\"\n", env.tenant)).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[[serve.ingest_tokens]]\ntoken = \"secret-{0}\"\ntenant = \"{0}\"\n",
+            env.tenant
+        ),
+    )
+    .unwrap();
     let token = format!("secret-{}", env.tenant);
     let server = env.serve_with(&["--config", config.to_str().unwrap()]);
     let url = format!("{}/v1/ingest", server.base);
@@ -41,11 +54,24 @@ async fn webhook_events_are_authenticated_validated_and_published() {
     assert_eq!(status, 401, "{answer}");
     let (status, answer) = http_post(&url, Some(&token), event);
     assert_eq!(status, 202, "{answer}");
-    assert_eq!(answer["key"], format!("{}/general/1700000000.000100", env.tenant));
+    assert_eq!(
+        answer["key"],
+        format!("{}/general/1700000000.000100", env.tenant)
+    );
 
-    let (status, answer) = http_post(&url, Some(&token), r#"{"kind": "fax", "source_id": "x", "body": "y"}"#);
+    let (status, answer) = http_post(
+        &url,
+        Some(&token),
+        r#"{"kind": "fax", "source_id": "x", "body": "y"}"#,
+    );
     assert_eq!(status, 400);
-    assert!(answer["error"]["message"].as_str().unwrap().contains("kind must be"), "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("kind must be"),
+        "{answer}"
+    );
     let letter = webhook_dead_letter(&env.tenant).await;
     assert!(letter.reason.contains("kind must be"), "{}", letter.reason);
     let (status, _) = http_post(&url, Some(&token), "{not json");
@@ -54,7 +80,12 @@ async fn webhook_events_are_authenticated_validated_and_published() {
 
     env.run_until_idle();
     let graph = neo4j();
-    let chats = neo4j_count(&graph, "MATCH (s:Source:Chat {tenant: $tenant}) RETURN count(s) AS n", &env.tenant).await;
+    let chats = neo4j_count(
+        &graph,
+        "MATCH (s:Source:Chat {tenant: $tenant}) RETURN count(s) AS n",
+        &env.tenant,
+    )
+    .await;
     assert_eq!(chats, 1);
 }
 
@@ -71,11 +102,27 @@ async fn beir_corpus_lines_become_documents_keyed_by_their_id() {
          {\"broken\": true}\n",
     )
     .unwrap();
-    let out = env.epigraph(&["ingest", "beir", corpus.to_str().unwrap(), "--tenant", &env.tenant]);
+    let out = env.epigraph(&[
+        "ingest",
+        "beir",
+        corpus.to_str().unwrap(),
+        "--tenant",
+        &env.tenant,
+    ]);
     let summary = epigraph_tests::last_json_line(&out);
-    assert_eq!((summary["published"].as_u64(), summary["dead_lettered"].as_u64()), (Some(2), Some(1)), "{summary}");
+    assert_eq!(
+        (
+            summary["published"].as_u64(),
+            summary["dead_lettered"].as_u64()
+        ),
+        (Some(2), Some(1)),
+        "{summary}"
+    );
     env.run_until_idle();
     let server = env.serve();
-    let answer = server.get(&format!("/v1/search?q=ocean%20tides&k=1&tenant={}", env.tenant));
+    let answer = server.get(&format!(
+        "/v1/search?q=ocean%20tides&k=1&tenant={}",
+        env.tenant
+    ));
     assert_eq!(answer["results"][0]["source_id"], "doc-1", "{answer}");
 }

@@ -25,11 +25,19 @@ struct CorpusLine {
 /// assert_eq!(scan.events[0].source_id, "d1");
 /// assert!(scan.dead_letters[0].location.ends_with("corpus.jsonl:2"));
 /// ```
-pub fn read_corpus(path: &Path, tenant: &str, dead_letter_max_bytes: usize) -> Result<Scan, ConnectorError> {
+pub fn read_corpus(
+    path: &Path,
+    tenant: &str,
+    dead_letter_max_bytes: usize,
+) -> Result<Scan, ConnectorError> {
     if !epigraph_schemas::topics::valid_tenant(tenant) {
         return Err(ConnectorError::Config(format!("invalid tenant {tenant:?}")));
     }
-    let file = if path.is_dir() { path.join("corpus.jsonl") } else { path.to_path_buf() };
+    let file = if path.is_dir() {
+        path.join("corpus.jsonl")
+    } else {
+        path.to_path_buf()
+    };
     let bytes = std::fs::read(&file).map_err(ConnectorError::io(&file))?;
     let now = crate::now_millis();
     let mut scan = Scan::default();
@@ -40,12 +48,20 @@ pub fn read_corpus(path: &Path, tenant: &str, dead_letter_max_bytes: usize) -> R
         let location = format!("{}:{}", file.display(), index + 1);
         match parse_line(raw) {
             Ok((id, title, text)) => {
-                let mut event = SourceEvent::upsert(tenant, SourceKind::Document, &id, title, text, now);
+                let mut event =
+                    SourceEvent::upsert(tenant, SourceKind::Document, &id, title, text, now);
                 event.extras.insert("corpus".into(), "beir".into());
                 scan.events.push(event);
             }
             Err(reason) => {
-                scan.dead_letters.push(DeadLetter::new(&reason, "beir", Some(tenant), &location, raw, dead_letter_max_bytes));
+                scan.dead_letters.push(DeadLetter::new(
+                    &reason,
+                    "beir",
+                    Some(tenant),
+                    &location,
+                    raw,
+                    dead_letter_max_bytes,
+                ));
             }
         }
     }
@@ -53,11 +69,16 @@ pub fn read_corpus(path: &Path, tenant: &str, dead_letter_max_bytes: usize) -> R
 }
 
 fn parse_line(raw: &[u8]) -> Result<(String, Option<String>, String), String> {
-    let line: CorpusLine = serde_json::from_slice(raw).map_err(|e| format!("not a BEIR corpus line: {e}"))?;
+    let line: CorpusLine =
+        serde_json::from_slice(raw).map_err(|e| format!("not a BEIR corpus line: {e}"))?;
     let id = match line.id {
         serde_json::Value::String(s) if !s.is_empty() => s,
         serde_json::Value::Number(n) => n.to_string(),
-        other => return Err(format!("`_id` must be a non-empty string or a number, found {other}")),
+        other => {
+            return Err(format!(
+                "`_id` must be a non-empty string or a number, found {other}"
+            ));
+        }
     };
     let title = line.title.filter(|t| !t.trim().is_empty());
     Ok((id, title, line.text))
@@ -74,10 +95,24 @@ mod tests {
         std::fs::write(dir.path().join("corpus.jsonl"), corpus).unwrap();
         let scan = read_corpus(dir.path(), "t", 64).unwrap();
         assert_eq!(scan.events.len(), 1);
-        assert_eq!((scan.events[0].source_id.as_str(), scan.events[0].title.as_deref()), ("7", None));
+        assert_eq!(
+            (
+                scan.events[0].source_id.as_str(),
+                scan.events[0].title.as_deref()
+            ),
+            ("7", None)
+        );
         assert_eq!(scan.dead_letters.len(), 2);
-        assert!(scan.dead_letters[0].reason.contains("non-empty"), "{}", scan.dead_letters[0].reason);
-        assert!(scan.dead_letters[1].reason.contains("missing field `text`"), "{}", scan.dead_letters[1].reason);
+        assert!(
+            scan.dead_letters[0].reason.contains("non-empty"),
+            "{}",
+            scan.dead_letters[0].reason
+        );
+        assert!(
+            scan.dead_letters[1].reason.contains("missing field `text`"),
+            "{}",
+            scan.dead_letters[1].reason
+        );
         assert!(scan.dead_letters[1].location.ends_with(":4"));
     }
 }

@@ -47,7 +47,12 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
 }
 
 /// Publish a connector's scan and print the JSON summary.
-async fn publish_scan(config: &EpigraphConfig, source: &str, tenant: &str, scan: Scan) -> Result<()> {
+async fn publish_scan(
+    config: &EpigraphConfig,
+    source: &str,
+    tenant: &str,
+    scan: Scan,
+) -> Result<()> {
     let dead = scan.dead_letters.len();
     let report = publish(config, scan).await?;
     let summary = serde_json::json!({
@@ -62,27 +67,50 @@ async fn publish_scan(config: &EpigraphConfig, source: &str, tenant: &str, scan:
 
 /// Publish dead letters, then events (with a progress bar), and wait for every acknowledgement.
 async fn publish(config: &EpigraphConfig, scan: Scan) -> Result<PublishReport> {
-    ensure_topics(&config.kafka).await.context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
+    ensure_topics(&config.kafka)
+        .await
+        .context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
     let producer = EventProducer::new(&config.kafka)?;
     for letter in &scan.dead_letters {
         producer.dead_letter(letter).await?;
     }
     let bar = progress_bar(scan.events.len() as u64, "publishing");
-    let report = producer.publish(scan.events, |n| bar.set_position(n as u64)).await?;
+    let report = producer
+        .publish(scan.events, |n| bar.set_position(n as u64))
+        .await?;
     bar.finish_and_clear();
     producer.flush()?;
     Ok(report)
 }
 
 async fn ingest_docs(config: &EpigraphConfig, dir: &Path, tenant: &str) -> Result<()> {
-    let root = dir.canonicalize().with_context(|| format!("reading {}", dir.display()))?;
+    let root = dir
+        .canonicalize()
+        .with_context(|| format!("reading {}", dir.display()))?;
     let state_dir = config.state_dir();
     let previous = Manifest::load(&state_dir, tenant, &root)?;
-    let scan = scan_folder(&root, tenant, &config.docs, &previous, config.kafka.dead_letter_max_bytes)?;
-    let tombstones = scan.events.iter().filter(|e| e.op == epigraph_schemas::Op::Delete).count();
+    let scan = scan_folder(
+        &root,
+        tenant,
+        &config.docs,
+        &previous,
+        config.kafka.dead_letter_max_bytes,
+    )?;
+    let tombstones = scan
+        .events
+        .iter()
+        .filter(|e| e.op == epigraph_schemas::Op::Delete)
+        .count();
     let dead = scan.dead_letters.len();
     let (unchanged, manifest) = (scan.unchanged, scan.next_manifest);
-    let report = publish(config, Scan { events: scan.events, dead_letters: scan.dead_letters }).await?;
+    let report = publish(
+        config,
+        Scan {
+            events: scan.events,
+            dead_letters: scan.dead_letters,
+        },
+    )
+    .await?;
     // Saved only after every event was acknowledged: a failed run republishes.
     manifest.save(&state_dir)?;
     let summary = serde_json::json!({

@@ -10,10 +10,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use axum::extract::DefaultBodyLimit;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use epigraph_connectors::embed::Embedder;
@@ -42,7 +42,10 @@ pub struct ApiError {
 
 impl ApiError {
     fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        ApiError { status, message: message.into() }
+        ApiError {
+            status,
+            message: message.into(),
+        }
     }
 
     fn bad_request(message: impl Into<String>) -> Self {
@@ -211,9 +214,17 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
             .context("creating topics for the webhook (is Kafka up?)")?;
         let producer = epigraph_connectors::kafka::EventProducer::new(&config.kafka)?;
         let tokens = config.serve.ingest_tokens.clone();
-        Some(webhook::Webhook::new(producer, tokens, config.kafka.dead_letter_max_bytes))
+        Some(webhook::Webhook::new(
+            producer,
+            tokens,
+            config.kafka.dead_letter_max_bytes,
+        ))
     };
-    let state = AppState { lance, config: Arc::new(config.serve.clone()), webhook };
+    let state = AppState {
+        lance,
+        config: Arc::new(config.serve.clone()),
+        webhook,
+    };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;

@@ -66,13 +66,28 @@ pub struct Webhook {
 
 impl Webhook {
     /// A webhook publishing with `producer` for the given tokens.
-    pub fn new(producer: EventProducer, tokens: Vec<IngestToken>, dead_letter_max_bytes: usize) -> Self {
-        Webhook { producer: Arc::new(producer), tokens: Arc::new(tokens), dead_letter_max_bytes }
+    pub fn new(
+        producer: EventProducer,
+        tokens: Vec<IngestToken>,
+        dead_letter_max_bytes: usize,
+    ) -> Self {
+        Webhook {
+            producer: Arc::new(producer),
+            tokens: Arc::new(tokens),
+            dead_letter_max_bytes,
+        }
     }
 
     fn tenant_of(&self, headers: &HeaderMap) -> Option<&str> {
-        let token = headers.get("authorization")?.to_str().ok()?.strip_prefix("Bearer ")?;
-        self.tokens.iter().find(|t| t.token == token.trim()).map(|t| t.tenant.as_str())
+        let token = headers
+            .get("authorization")?
+            .to_str()
+            .ok()?
+            .strip_prefix("Bearer ")?;
+        self.tokens
+            .iter()
+            .find(|t| t.token == token.trim())
+            .map(|t| t.tenant.as_str())
     }
 }
 
@@ -89,7 +104,12 @@ pub fn to_source_event(event: WebhookEvent, tenant: &str, now: i64) -> Result<So
     let kind = SourceKind::ALL
         .into_iter()
         .find(|k| k.as_str() == event.kind.to_ascii_lowercase())
-        .ok_or_else(|| format!("kind must be chat, email, calendar or document, not {:?}", event.kind))?;
+        .ok_or_else(|| {
+            format!(
+                "kind must be chat, email, calendar or document, not {:?}",
+                event.kind
+            )
+        })?;
     if event.source_id.trim().is_empty() || event.source_id.len() > 512 {
         return Err("source_id must be 1-512 characters".into());
     }
@@ -113,11 +133,17 @@ pub fn to_source_event(event: WebhookEvent, tenant: &str, now: i64) -> Result<So
     Ok(source)
 }
 
-pub(super) async fn ingest(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
-    let webhook = state
-        .webhook
-        .as_ref()
-        .ok_or_else(|| ApiError::new(StatusCode::FORBIDDEN, "the webhook is disabled: configure serve.ingest_tokens"))?;
+pub(super) async fn ingest(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
+    let webhook = state.webhook.as_ref().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "the webhook is disabled: configure serve.ingest_tokens",
+        )
+    })?;
     let tenant = webhook
         .tenant_of(&headers)
         .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "missing or unknown bearer token"))?
@@ -125,11 +151,22 @@ pub(super) async fn ingest(State(state): State<AppState>, headers: HeaderMap, bo
     let parsed = serde_json::from_slice::<WebhookEvent>(&body)
         .map_err(|e| format!("not a webhook event: {e}"))
         .and_then(|event| to_source_event(event, &tenant, epigraph_connectors::now_millis()))
-        .and_then(|event| epigraph_schemas::encode_event(&event).map(|_| event).map_err(|e| e.to_string()));
+        .and_then(|event| {
+            epigraph_schemas::encode_event(&event)
+                .map(|_| event)
+                .map_err(|e| e.to_string())
+        });
     let event = match parsed {
         Ok(event) => event,
         Err(reason) => {
-            let letter = DeadLetter::new(&reason, "webhook", Some(&tenant), "POST /v1/ingest", &body, webhook.dead_letter_max_bytes);
+            let letter = DeadLetter::new(
+                &reason,
+                "webhook",
+                Some(&tenant),
+                "POST /v1/ingest",
+                &body,
+                webhook.dead_letter_max_bytes,
+            );
             webhook.producer.dead_letter(&letter).await?;
             return Err(ApiError::bad_request(reason));
         }
