@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use base64::Engine;
 use epigraph_connectors::kafka::{DeadLetter, EventConsumer, EventProducer, KafkaConfig, Polled};
-use epigraph_schemas::topics::{DLQ, events_topic};
 use epigraph_schemas::{SourceEvent, SourceKind, encode_event};
 use epigraph_tests::{TestEnv, neo4j, neo4j_count, serial};
 
@@ -14,7 +13,7 @@ async fn dead_letter_at(location: &str) -> DeadLetter {
         ..KafkaConfig::default()
     };
     let consumer =
-        EventConsumer::from_beginning(&config, &[DLQ.to_string()]).expect("DLQ consumer");
+        EventConsumer::from_beginning(&config, &[config.dlq_topic()]).expect("DLQ consumer");
     loop {
         match consumer.poll(Duration::from_secs(10)).await.expect("poll") {
             Polled::Message(message) => {
@@ -35,7 +34,7 @@ async fn undecodable_and_mismatched_events_are_dead_lettered_and_the_run_goes_on
     let _serial = serial().await;
     let env = TestEnv::new("e2e-dlq");
     let producer = EventProducer::new(&KafkaConfig::default()).expect("producer");
-    let topic = events_topic(SourceKind::Document);
+    let topic = KafkaConfig::default().events_topic(SourceKind::Document);
     let garbage = b"{\"not\": \"avro\"}".to_vec();
     let (p1, o1) = producer
         .publish_raw(&topic, &format!("{}/garbage.md", env.tenant), &garbage)

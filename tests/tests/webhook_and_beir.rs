@@ -3,7 +3,6 @@
 use std::time::Duration;
 
 use epigraph_connectors::kafka::{DeadLetter, EventConsumer, KafkaConfig, Polled};
-use epigraph_schemas::topics::DLQ;
 use epigraph_tests::{TestEnv, http_post, neo4j, neo4j_count, serial};
 
 async fn webhook_dead_letter(tenant: &str) -> DeadLetter {
@@ -12,7 +11,7 @@ async fn webhook_dead_letter(tenant: &str) -> DeadLetter {
         ..KafkaConfig::default()
     };
     let consumer =
-        EventConsumer::from_beginning(&config, &[DLQ.to_string()]).expect("DLQ consumer");
+        EventConsumer::from_beginning(&config, &[config.dlq_topic()]).expect("DLQ consumer");
     loop {
         match consumer.poll(Duration::from_secs(10)).await.expect("poll") {
             Polled::Message(message) => {

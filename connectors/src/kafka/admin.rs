@@ -17,7 +17,8 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
         .set("bootstrap.servers", &config.bootstrap)
         .create()
         .map_err(ConnectorError::kafka("creating the admin client"))?;
-    let event_topics = epigraph_schemas::topics::all_event_topics();
+    let event_topics = config.all_event_topics();
+    let (dlq, feedback) = (config.dlq_topic(), config.feedback_topic());
     let replication = || TopicReplication::Fixed(config.replication);
     let mut topics: Vec<NewTopic<'_>> = event_topics
         .iter()
@@ -25,16 +26,8 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
             NewTopic::new(name, config.partitions, replication()).set("cleanup.policy", "compact")
         })
         .collect();
-    topics.push(NewTopic::new(
-        epigraph_schemas::topics::DLQ,
-        1,
-        replication(),
-    ));
-    topics.push(NewTopic::new(
-        epigraph_schemas::topics::FEEDBACK,
-        1,
-        replication(),
-    ));
+    topics.push(NewTopic::new(&dlq, 1, replication()));
+    topics.push(NewTopic::new(&feedback, 1, replication()));
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin
         .create_topics(topics.iter(), &options)

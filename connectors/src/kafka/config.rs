@@ -1,3 +1,4 @@
+use epigraph_schemas::SourceKind;
 use serde::{Deserialize, Serialize};
 
 /// How epigraph reaches Kafka and shapes its topics.
@@ -25,6 +26,41 @@ pub struct KafkaConfig {
     pub compression: String,
     /// Largest raw payload kept in a dead letter, in bytes. Default 65536.
     pub dead_letter_max_bytes: usize,
+    /// Prefix of every topic name: `<prefix>.events.<kind>`, `<prefix>.dlq`,
+    /// `<prefix>.feedback`. Default `epigraph`; another prefix keeps a second deployment (or a
+    /// benchmark) apart on the same cluster.
+    pub topic_prefix: String,
+}
+
+impl KafkaConfig {
+    /// The event topic of one source kind.
+    ///
+    /// ```
+    /// use epigraph_connectors::kafka::KafkaConfig;
+    /// use epigraph_schemas::SourceKind;
+    /// assert_eq!(KafkaConfig::default().events_topic(SourceKind::Chat), "epigraph.events.chat");
+    /// ```
+    pub fn events_topic(&self, kind: SourceKind) -> String {
+        format!("{}.events.{}", self.topic_prefix, kind.as_str())
+    }
+
+    /// All event topics, in schema order.
+    pub fn all_event_topics(&self) -> Vec<String> {
+        SourceKind::ALL
+            .iter()
+            .map(|k| self.events_topic(*k))
+            .collect()
+    }
+
+    /// The dead-letter topic.
+    pub fn dlq_topic(&self) -> String {
+        format!("{}.dlq", self.topic_prefix)
+    }
+
+    /// The feedback topic.
+    pub fn feedback_topic(&self) -> String {
+        format!("{}.feedback", self.topic_prefix)
+    }
 }
 
 impl Default for KafkaConfig {
@@ -37,6 +73,7 @@ impl Default for KafkaConfig {
             linger_ms: 20,
             compression: "lz4".into(),
             dead_letter_max_bytes: 64 * 1024,
+            topic_prefix: "epigraph".into(),
         }
     }
 }

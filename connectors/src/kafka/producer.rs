@@ -1,6 +1,5 @@
 use std::time::Duration;
 
-use epigraph_schemas::topics::{DLQ, events_topic};
 use epigraph_schemas::{SourceEvent, encode_event};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -83,7 +82,7 @@ impl EventProducer {
                     continue;
                 }
             };
-            let topic = events_topic(event.source_kind);
+            let topic = self.config.events_topic(event.source_kind);
             let key = event.key();
             in_flight.push(async move {
                 let record = FutureRecord::to(&topic).key(&key).payload(&payload);
@@ -130,7 +129,9 @@ impl EventProducer {
         let key = letter.tenant.clone().unwrap_or_default();
         self.producer
             .send(
-                FutureRecord::to(DLQ).key(&key).payload(&payload),
+                FutureRecord::to(&self.config.dlq_topic())
+                    .key(&key)
+                    .payload(&payload),
                 Duration::from_secs(30),
             )
             .await

@@ -12,7 +12,7 @@ use epigraph_connectors::kafka::{
 use epigraph_connectors::lance::LanceSink;
 use epigraph_connectors::neo4j::Neo4jSink;
 use epigraph_operators::{SourceVersion, net_changes};
-use epigraph_schemas::topics::{all_event_topics, event_key, valid_tenant};
+use epigraph_schemas::topics::{event_key, valid_tenant};
 use epigraph_schemas::{SourceEvent, decode_event};
 use tracing::{info, warn};
 
@@ -77,7 +77,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         .await
         .context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?;
     let lance = LanceSink::open(&config.lancedb, embedder).await?;
-    let consumer = EventConsumer::from_beginning(&config.kafka, &all_event_topics())?;
+    let consumer = EventConsumer::from_beginning(&config.kafka, &config.kafka.all_event_topics())?;
     let producer = EventProducer::new(&config.kafka)?;
     let acknowledged = consumer.committed()?;
     let dataflow = Arc::new(Dataflow::start(config.run.workers));
