@@ -6,7 +6,10 @@
 //!   event consumer used by `epigraph run`.
 //! - [`docs`]: the documents source (Markdown, text, HTML in a folder), with its manifest of what
 //!   was published so removed files become tombstones.
+//! - [`mail`]: the e-mail source (mbox, `.eml`, maildir): MIME decoding, quote and signature
+//!   stripping, threads and attachment metadata.
 //! - [`beir`]: the BEIR corpus source (`corpus.jsonl`), for the retrieval evaluation.
+//! - [`slack`]: the Slack source (an unzipped workspace export: one event per message).
 //! - [`neo4j`]: the graph sink (batched `UNWIND … MERGE`/`DELETE`, one transaction per batch) and
 //!   the reads used to reconcile it.
 //! - [`lance`]: the LanceDB sink (`memory` table with full-text index and embeddings) and search.
@@ -20,8 +23,10 @@ pub mod embed;
 pub mod error;
 pub mod kafka;
 pub mod lance;
+pub mod mail;
 pub mod neo4j;
 pub mod scan;
+pub mod slack;
 
 pub use error::{ConnectorError, Fault};
 pub use scan::Scan;

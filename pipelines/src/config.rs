@@ -10,7 +10,9 @@ use epigraph_connectors::docs::DocsConfig;
 use epigraph_connectors::embed::EmbedConfig;
 use epigraph_connectors::kafka::KafkaConfig;
 use epigraph_connectors::lance::LanceConfig;
+use epigraph_connectors::mail::MailConfig;
 use epigraph_connectors::neo4j::Neo4jConfig;
+use epigraph_connectors::slack::SlackConfig;
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -29,6 +31,10 @@ pub struct EpigraphConfig {
     pub model: EmbedConfig,
     /// Documents source.
     pub docs: DocsConfig,
+    /// Slack export source.
+    pub slack: SlackConfig,
+    /// E-mail sources (mbox, .eml, maildir).
+    pub mail: MailConfig,
     /// `epigraph run`.
     pub run: RunConfig,
     /// `epigraph serve`.

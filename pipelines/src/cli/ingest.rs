@@ -22,6 +22,39 @@ pub enum IngestSource {
         #[arg(long, default_value = "default")]
         tenant: String,
     },
+    /// An unzipped Slack workspace export (users.json, channels.json, a folder per channel):
+    /// one event per message, with threads, edits, mentions, files and joins.
+    Slack {
+        /// The export folder.
+        dir: PathBuf,
+        /// Tenant the workspace belongs to.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+    },
+    /// An mbox file: one event per message, threaded by Message-ID/In-Reply-To/References.
+    Mbox {
+        /// The mbox file.
+        path: PathBuf,
+        /// Tenant the mailbox belongs to.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+    },
+    /// A .eml file, or a folder searched for .eml files.
+    Eml {
+        /// The file or folder.
+        path: PathBuf,
+        /// Tenant the messages belong to.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+    },
+    /// A maildir folder (cur/ and new/).
+    Maildir {
+        /// The maildir.
+        path: PathBuf,
+        /// Tenant the messages belong to.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+    },
     /// A BEIR-format folder: each line of `corpus.jsonl` becomes a document whose source id
     /// is its `_id`.
     Beir {
@@ -39,6 +72,23 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
     let max = config.kafka.dead_letter_max_bytes;
     match source {
         IngestSource::Docs { dir, tenant } => ingest_docs(config, &dir, &tenant).await,
+        IngestSource::Slack { dir, tenant } => {
+            let scan =
+                epigraph_connectors::slack::read_slack_export(&dir, &tenant, &config.slack, max)?;
+            publish_scan(config, "slack", &tenant, scan).await
+        }
+        IngestSource::Mbox { path, tenant } => {
+            let scan = epigraph_connectors::mail::read_mbox(&path, &tenant, &config.mail, max)?;
+            publish_scan(config, "mbox", &tenant, scan).await
+        }
+        IngestSource::Eml { path, tenant } => {
+            let scan = epigraph_connectors::mail::read_eml(&path, &tenant, &config.mail, max)?;
+            publish_scan(config, "eml", &tenant, scan).await
+        }
+        IngestSource::Maildir { path, tenant } => {
+            let scan = epigraph_connectors::mail::read_maildir(&path, &tenant, &config.mail, max)?;
+            publish_scan(config, "maildir", &tenant, scan).await
+        }
         IngestSource::Beir { dir, tenant } => {
             let scan = epigraph_connectors::beir::read_corpus(&dir, &tenant, max)?;
             publish_scan(config, "beir", &tenant, scan).await

@@ -1,0 +1,77 @@
+//! A real Slack export (../shared/fixtures/slack-export, from hfaran/slack-export-viewer, MIT)
+//! through the whole path: connector → Kafka → run → Neo4j + LanceDB → search.
+
+use std::path::PathBuf;
+
+use epigraph_tests::{TestEnv, last_json_line, neo4j, neo4j_count, serial};
+
+fn fixture() -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/slack-export");
+    assert!(
+        path.is_dir(),
+        "{} is missing (the shared fixtures sit beside the checkout)",
+        path.display()
+    );
+    path
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_real_slack_export_lands_in_both_stores() {
+    let _serial = serial().await;
+    let env = TestEnv::new("e2e-slack");
+    let out = env.epigraph(&[
+        "ingest",
+        "slack",
+        fixture().to_str().unwrap(),
+        "--tenant",
+        &env.tenant,
+    ]);
+    let summary = last_json_line(&out);
+    assert_eq!(
+        (
+            summary["published"].as_u64(),
+            summary["dead_lettered"].as_u64()
+        ),
+        (Some(158), Some(0)),
+        "{summary}"
+    );
+    env.run_until_idle();
+
+    let graph = neo4j();
+    let chats = neo4j_count(
+        &graph,
+        "MATCH (s:Source:Chat {tenant: $tenant}) RETURN count(s) AS n",
+        &env.tenant,
+    )
+    .await;
+    assert_eq!(chats, 158);
+    let lance = env.lance().await;
+    let rows = lance
+        .count(Some(format!("tenant = '{}'", env.tenant)))
+        .await
+        .unwrap();
+    assert!(
+        (60..=158).contains(&rows),
+        "one memory row per non-empty message: {rows}"
+    );
+    let server = env.serve();
+    let answer = server.get(&format!(
+        "/v1/search?q=100%20cities&k=3&tenant={}",
+        env.tenant
+    ));
+    let sources: Vec<&str> = answer["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["source_id"].as_str())
+        .collect();
+    assert!(sources.iter().all(|s| s.starts_with("slack/")), "{answer}");
+    assert!(
+        answer["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["snippet"].as_str().unwrap_or("").contains("100 cities")),
+        "{answer}"
+    );
+}
