@@ -242,6 +242,41 @@ pub fn http_post(url: &str, token: Option<&str>, body: &str) -> (u16, serde_json
     .expect("http thread")
 }
 
+/// The first dead letter on the DLQ topic that `wanted` accepts (reads from the beginning;
+/// panics when the topic goes quiet without one).
+pub async fn find_dead_letter(
+    what: &str,
+    wanted: impl Fn(&epigraph_connectors::kafka::DeadLetter) -> bool,
+) -> epigraph_connectors::kafka::DeadLetter {
+    use epigraph_connectors::kafka::{EventConsumer, KafkaConfig, Polled};
+    let config = KafkaConfig {
+        group_id: unique_tenant("tests-dlq"),
+        ..KafkaConfig::default()
+    };
+    let consumer =
+        EventConsumer::from_beginning(&config, &[config.dlq_topic()]).expect("DLQ consumer");
+    loop {
+        match consumer.poll(Duration::from_secs(10)).await.expect("poll") {
+            Polled::Message(message) => {
+                let payload = message.payload.as_deref().unwrap_or_default();
+                let letter = serde_json::from_slice(payload).expect("dead letters are JSON");
+                if wanted(&letter) {
+                    return letter;
+                }
+            }
+            Polled::Idle => panic!("no dead letter for {what}"),
+        }
+    }
+}
+
+/// `epigraph ingest <args…> --tenant <tenant>`, parsed summary.
+pub fn ingest(env: &TestEnv, args: &[&str]) -> serde_json::Value {
+    let mut all: Vec<&str> = vec!["ingest"];
+    all.extend_from_slice(args);
+    all.extend(["--tenant", env.tenant.as_str()]);
+    last_json_line(&env.epigraph(&all))
+}
+
 /// The last line of `out` that parses as JSON.
 pub fn last_json_line(out: &str) -> serde_json::Value {
     out.lines()

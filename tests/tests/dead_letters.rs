@@ -1,33 +1,9 @@
 //! Bad input goes to the dead-letter topic with its reason and raw bytes; the pipeline goes on.
 
-use std::time::Duration;
-
 use base64::Engine;
-use epigraph_connectors::kafka::{DeadLetter, EventConsumer, EventProducer, KafkaConfig, Polled};
+use epigraph_connectors::kafka::{EventProducer, KafkaConfig};
 use epigraph_schemas::{SourceEvent, SourceKind, encode_event};
-use epigraph_tests::{TestEnv, neo4j, neo4j_count, serial};
-
-async fn dead_letter_at(location: &str) -> DeadLetter {
-    let config = KafkaConfig {
-        group_id: format!("tests-dlq-{}", std::process::id()),
-        ..KafkaConfig::default()
-    };
-    let consumer =
-        EventConsumer::from_beginning(&config, &[config.dlq_topic()]).expect("DLQ consumer");
-    loop {
-        match consumer.poll(Duration::from_secs(10)).await.expect("poll") {
-            Polled::Message(message) => {
-                let letter: DeadLetter =
-                    serde_json::from_slice(message.payload.as_deref().unwrap_or_default())
-                        .expect("dead letters are JSON");
-                if letter.location == location {
-                    return letter;
-                }
-            }
-            Polled::Idle => panic!("no dead letter for {location}"),
-        }
-    }
-}
+use epigraph_tests::{TestEnv, find_dead_letter, neo4j, neo4j_count, serial};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn undecodable_and_mismatched_events_are_dead_lettered_and_the_run_goes_on() {
@@ -61,7 +37,8 @@ async fn undecodable_and_mismatched_events_are_dead_lettered_and_the_run_goes_on
     let report = env.run_until_idle();
     assert!(report["dead_lettered"].as_u64().unwrap() >= 2, "{report}");
 
-    let letter = dead_letter_at(&format!("{topic}/{p1}@{o1}")).await;
+    let at = format!("{topic}/{p1}@{o1}");
+    let letter = find_dead_letter(&at, |l| l.location == at).await;
     assert!(
         letter.reason.contains("not an Avro single-object payload"),
         "{}",
@@ -75,7 +52,8 @@ async fn undecodable_and_mismatched_events_are_dead_lettered_and_the_run_goes_on
             .unwrap(),
         garbage
     );
-    let letter = dead_letter_at(&format!("{topic}/{p2}@{o2}")).await;
+    let at = format!("{topic}/{p2}@{o2}");
+    let letter = find_dead_letter(&at, |l| l.location == at).await;
     assert!(
         letter.reason.contains("does not match"),
         "{}",

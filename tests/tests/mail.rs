@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use epigraph_tests::{TestEnv, last_json_line, neo4j, neo4j_count, serial};
+use epigraph_tests::{TestEnv, ingest, neo4j, neo4j_count, serial};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_mbox_lands_in_the_graph_and_its_bad_message_is_dead_lettered() {
@@ -10,14 +10,7 @@ async fn an_mbox_lands_in_the_graph_and_its_bad_message_is_dead_lettered() {
     let env = TestEnv::new("e2e-mbox");
     let mbox = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../connectors/tests/fixtures/mail/inbox.mbox");
-    let out = env.epigraph(&[
-        "ingest",
-        "mbox",
-        mbox.to_str().unwrap(),
-        "--tenant",
-        &env.tenant,
-    ]);
-    let summary = last_json_line(&out);
+    let summary = ingest(&env, &["mbox", mbox.to_str().unwrap()]);
     assert_eq!(
         (
             summary["published"].as_u64(),

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use epigraph_tests::{TestEnv, last_json_line, neo4j, neo4j_count, serial};
+use epigraph_tests::{TestEnv, ingest, neo4j, neo4j_count, serial};
 
 fn fixture() -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/slack-export");
@@ -19,14 +19,7 @@ fn fixture() -> PathBuf {
 async fn a_real_slack_export_lands_in_both_stores() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-slack");
-    let out = env.epigraph(&[
-        "ingest",
-        "slack",
-        fixture().to_str().unwrap(),
-        "--tenant",
-        &env.tenant,
-    ]);
-    let summary = last_json_line(&out);
+    let summary = ingest(&env, &["slack", fixture().to_str().unwrap()]);
     assert_eq!(
         (
             summary["published"].as_u64(),

@@ -1,31 +1,6 @@
 //! The webhook (`POST /v1/ingest`) and the BEIR corpus source, through the real path.
 
-use std::time::Duration;
-
-use epigraph_connectors::kafka::{DeadLetter, EventConsumer, KafkaConfig, Polled};
-use epigraph_tests::{TestEnv, http_post, neo4j, neo4j_count, serial};
-
-async fn webhook_dead_letter(tenant: &str) -> DeadLetter {
-    let config = KafkaConfig {
-        group_id: format!("tests-webhook-{}", std::process::id()),
-        ..KafkaConfig::default()
-    };
-    let consumer =
-        EventConsumer::from_beginning(&config, &[config.dlq_topic()]).expect("DLQ consumer");
-    loop {
-        match consumer.poll(Duration::from_secs(10)).await.expect("poll") {
-            Polled::Message(message) => {
-                let letter: DeadLetter =
-                    serde_json::from_slice(message.payload.as_deref().unwrap_or_default())
-                        .expect("JSON");
-                if letter.stage == "webhook" && letter.tenant.as_deref() == Some(tenant) {
-                    return letter;
-                }
-            }
-            Polled::Idle => panic!("no webhook dead letter for {tenant}"),
-        }
-    }
-}
+use epigraph_tests::{TestEnv, find_dead_letter, http_post, ingest, neo4j, neo4j_count, serial};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn webhook_events_are_authenticated_validated_and_published() {
@@ -71,7 +46,10 @@ async fn webhook_events_are_authenticated_validated_and_published() {
             .contains("kind must be"),
         "{answer}"
     );
-    let letter = webhook_dead_letter(&env.tenant).await;
+    let letter = find_dead_letter("the webhook", |l| {
+        l.stage == "webhook" && l.tenant.as_deref() == Some(env.tenant.as_str())
+    })
+    .await;
     assert!(letter.reason.contains("kind must be"), "{}", letter.reason);
     let (status, _) = http_post(&url, Some(&token), "{not json");
     assert_eq!(status, 400);
@@ -101,14 +79,7 @@ async fn beir_corpus_lines_become_documents_keyed_by_their_id() {
          {\"broken\": true}\n",
     )
     .unwrap();
-    let out = env.epigraph(&[
-        "ingest",
-        "beir",
-        corpus.to_str().unwrap(),
-        "--tenant",
-        &env.tenant,
-    ]);
-    let summary = epigraph_tests::last_json_line(&out);
+    let summary = ingest(&env, &["beir", corpus.to_str().unwrap()]);
     assert_eq!(
         (
             summary["published"].as_u64(),
