@@ -28,6 +28,9 @@ pub mod neo4j;
 pub mod scan;
 pub mod slack;
 
+#[cfg(test)]
+mod testing;
+
 pub use error::{ConnectorError, Fault};
 pub use scan::Scan;
 

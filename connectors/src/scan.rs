@@ -2,6 +2,7 @@
 
 use epigraph_schemas::SourceEvent;
 
+use crate::ConnectorError;
 use crate::kafka::DeadLetter;
 
 /// Events to publish and items that could not be read, from one pass over a source.
@@ -21,5 +22,23 @@ impl Scan {
     pub fn extend(&mut self, other: Scan) {
         self.events.extend(other.events);
         self.dead_letters.extend(other.dead_letters);
+    }
+}
+
+/// Every source's first check: the tenant name is usable in keys, Cypher parameters and
+/// LanceDB filters (see `epigraph_schemas::topics::valid_tenant`).
+///
+/// ```
+/// use epigraph_connectors::scan::check_tenant;
+/// assert!(check_tenant("acme").is_ok());
+/// assert!(check_tenant("a/b").unwrap_err().to_string().contains("must be 1-64"));
+/// ```
+pub fn check_tenant(tenant: &str) -> Result<(), ConnectorError> {
+    if epigraph_schemas::topics::valid_tenant(tenant) {
+        Ok(())
+    } else {
+        Err(ConnectorError::Config(format!(
+            "tenant {tenant:?} must be 1-64 characters of letters, digits, '_', '-', '.'"
+        )))
     }
 }

@@ -30,9 +30,7 @@ pub fn read_corpus(
     tenant: &str,
     dead_letter_max_bytes: usize,
 ) -> Result<Scan, ConnectorError> {
-    if !epigraph_schemas::topics::valid_tenant(tenant) {
-        return Err(ConnectorError::Config(format!("invalid tenant {tenant:?}")));
-    }
+    crate::scan::check_tenant(tenant)?;
     let file = if path.is_dir() {
         path.join("corpus.jsonl")
     } else {

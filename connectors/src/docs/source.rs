@@ -41,11 +41,7 @@ pub fn scan_folder(
     previous: &Manifest,
     dead_letter_max_bytes: usize,
 ) -> Result<DocsScan, ConnectorError> {
-    if !epigraph_schemas::topics::valid_tenant(tenant) {
-        return Err(ConnectorError::Config(format!(
-            "tenant {tenant:?} must be 1-64 characters of letters, digits, '_', '-', '.'"
-        )));
-    }
+    crate::scan::check_tenant(tenant)?;
     let root = root.canonicalize().map_err(ConnectorError::io(root))?;
     let now = crate::now_millis();
     let mut scan = DocsScan {

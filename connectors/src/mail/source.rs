@@ -36,7 +36,7 @@ pub fn read_mbox(
     config: &MailConfig,
     dead_letter_max_bytes: usize,
 ) -> Result<Scan, ConnectorError> {
-    check_tenant(tenant)?;
+    crate::scan::check_tenant(tenant)?;
     let file = File::open(path).map_err(ConnectorError::io(path))?;
     let intake = Intake::new(tenant, config, dead_letter_max_bytes, path);
     let cap = usize::try_from(config.max_message_bytes).unwrap_or(usize::MAX);
@@ -90,7 +90,7 @@ pub fn read_eml(
     config: &MailConfig,
     dead_letter_max_bytes: usize,
 ) -> Result<Scan, ConnectorError> {
-    check_tenant(tenant)?;
+    crate::scan::check_tenant(tenant)?;
     let metadata = std::fs::metadata(path).map_err(ConnectorError::io(path))?;
     let files = if metadata.is_dir() {
         eml_files(path)?
@@ -129,7 +129,7 @@ pub fn read_maildir(
     config: &MailConfig,
     dead_letter_max_bytes: usize,
 ) -> Result<Scan, ConnectorError> {
-    check_tenant(tenant)?;
+    crate::scan::check_tenant(tenant)?;
     std::fs::metadata(path).map_err(ConnectorError::io(path))?;
     let folders: Vec<(&str, PathBuf)> = ["cur", "new"]
         .into_iter()
@@ -250,16 +250,6 @@ fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-fn check_tenant(tenant: &str) -> Result<(), ConnectorError> {
-    if epigraph_schemas::topics::valid_tenant(tenant) {
-        Ok(())
-    } else {
-        Err(ConnectorError::Config(format!(
-            "tenant {tenant:?} must be 1-64 characters of letters, digits, '_', '-', '.'"
-        )))
-    }
 }
 
 fn too_large(size: u64, config: &MailConfig) -> String {

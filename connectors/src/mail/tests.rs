@@ -1,6 +1,8 @@
 //! The e-mail source against hand-written fixtures (`connectors/tests/fixtures/mail`), one per
 //! MIME case, and a no-panic run over pseudo-random and mutated messages.
 
+use crate::testing::Lcg;
+
 use std::path::{Path, PathBuf};
 
 use epigraph_schemas::{Link, Party, SourceKind};
@@ -446,23 +448,6 @@ fn mime_parser_panic_on_soft_break_before_boundary_is_caught() {
         Err(MailError::Parser(reason)) => assert!(reason.contains("overflow"), "{reason}"),
         Ok(mail) => assert_eq!(mail.from, vec![party(None, "a@b")]),
         Err(other) => panic!("unexpected {other}"),
-    }
-}
-
-/// A 64-bit linear congruential generator: deterministic noise without a crate.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
     }
 }
 

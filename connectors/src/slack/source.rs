@@ -45,11 +45,7 @@ pub fn read_slack_export(
     config: &SlackConfig,
     dead_letter_max_bytes: usize,
 ) -> Result<Scan, ConnectorError> {
-    if !epigraph_schemas::topics::valid_tenant(tenant) {
-        return Err(ConnectorError::Config(format!(
-            "tenant {tenant:?} must be 1-64 characters of letters, digits, '_', '-', '.'"
-        )));
-    }
+    crate::scan::check_tenant(tenant)?;
     if path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("zip"))

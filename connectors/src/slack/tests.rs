@@ -6,6 +6,8 @@
 //! `enrique` and `traveling-sailor`, with four users (no e-mail addresses), GitHub bot posts,
 //! joins, file shares, a file comment and one edited message; it predates Slack threads.
 
+use crate::testing::Lcg;
+
 use std::path::{Path, PathBuf};
 
 use epigraph_schemas::{Link, Party, SourceEvent, SourceKind};
@@ -561,28 +563,6 @@ fn zip_files_bad_tenants_and_non_folders_are_config_errors() {
     assert!(matches!(not_folder, ConnectorError::Config(_)));
     let missing = read_slack_export(&dir.path().join("nope"), "acme", &config, 1);
     assert!(matches!(missing, Err(ConnectorError::Io { .. })));
-}
-
-/// A deterministic pseudo-random generator (Knuth's MMIX LCG), so the property test needs no
-/// new crate and every failure replays.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
 }
 
 const KEYS: [&str; 12] = [
