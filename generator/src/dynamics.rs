@@ -1,0 +1,236 @@
+//! Epistemic dynamics with ground truth: matters that unfold over several events.
+//!
+//! - a **decision** on a matter is later reversed by a newer decision (a supersession);
+//! - a **launch** date slips, possibly more than once (claims on `launch_date` supersede);
+//! - a **conflict**: two sources state different values for the same attribute at about the
+//!   same time (a contradiction: term sheet vs memo, headcount, status, budget);
+//! - a **question** is asked and, most of the time, answered later by a unit naming its matter.
+//!
+//! Every claim goes through one registry keyed by `(subject, attribute)`: a claim whose value
+//! differs from the current one supersedes it, unless it is the second side of a conflict. The
+//! number of active matters is capped, so memory does not grow with the number of events.
+
+use std::collections::HashMap;
+
+use crate::labels::{ClaimLabel, LabelSet, SupersessionLabel, TextRef};
+use crate::tracks::{self, Track};
+use crate::unit::{MemType, Unit, Writer};
+
+/// Where a unit is being written.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    /// The source being composed.
+    pub source_id: &'a str,
+    /// Its line index in `events.jsonl`.
+    pub line: u64,
+    /// Its `occurred_at`.
+    pub now: i64,
+    /// The labels the event introduces.
+    pub labels: &'a mut LabelSet,
+    /// Set when a later label will point into this source (it must not be deleted).
+    pub pinned: bool,
+}
+
+impl Ctx<'_> {
+    fn here(&self, unit: &Unit) -> TextRef {
+        TextRef {
+            source_id: self.source_id.to_string(),
+            text: unit.text.clone(),
+        }
+    }
+}
+
+/// One matter in progress.
+#[derive(Debug)]
+pub struct Matter {
+    /// `matter:N`.
+    pub id: String,
+    /// What is unfolding.
+    pub track: Track,
+    /// The line from which the next step may be written.
+    pub due: u64,
+    /// Source of the previous step (the next step goes to another source).
+    pub last_source: String,
+    /// The previous step's unit.
+    pub last: Option<TextRef>,
+}
+
+/// What a step wrote, for composers that shape a document around it (ADRs).
+#[derive(Debug)]
+pub struct Step {
+    /// The unit (already labelled in the context's claims etc., not yet in its units).
+    pub unit: Unit,
+    /// The matter.
+    pub matter: String,
+    /// A title for the matter, e.g. `Message broker for Atlas`.
+    pub title: String,
+    /// True for a decision that replaced an earlier one.
+    pub superseding: bool,
+}
+
+/// All matters in progress and the claim registry.
+#[derive(Debug)]
+pub struct Dynamics {
+    matters: Vec<Matter>,
+    next_id: u64,
+    max_active: usize,
+    max_delay: u64,
+    registry: HashMap<(String, &'static str), (TextRef, String)>,
+}
+
+impl Dynamics {
+    /// Dynamics for a corpus of `events` events.
+    pub fn new(events: u64) -> Self {
+        Dynamics {
+            matters: Vec::new(),
+            next_id: 1,
+            max_active: (6 + events / 5_000).min(400) as usize,
+            max_delay: 4 + 3 * (events as f64).sqrt() as u64,
+            registry: HashMap::new(),
+        }
+    }
+
+    /// Matters in progress.
+    pub fn active(&self) -> usize {
+        self.matters.len()
+    }
+
+    /// Write a unit of one of the `wanted` types by advancing a due matter, or by starting a new
+    /// one; `None` when nothing fits.
+    pub fn step(
+        &mut self,
+        w: &mut Writer<'_>,
+        ctx: &mut Ctx<'_>,
+        wanted: &[MemType],
+    ) -> Option<Step> {
+        let due = self.matters.iter().position(|m| {
+            m.due <= ctx.line
+                && m.last_source != ctx.source_id
+                && wanted.contains(&m.track.next_type())
+        });
+        let mut matter = match due {
+            Some(index) => self.matters.swap_remove(index),
+            None => {
+                if self.matters.len() >= self.max_active {
+                    return if w.rng.chance(0.3) {
+                        self.reading(w, ctx, wanted)
+                    } else {
+                        None
+                    };
+                }
+                let track = Track::start(w, wanted)?;
+                let id = format!("matter:{}", self.next_id);
+                self.next_id += 1;
+                Matter {
+                    id,
+                    track,
+                    due: 0,
+                    last_source: String::new(),
+                    last: None,
+                }
+            }
+        };
+        let written = matter.track.advance(w);
+        let here = ctx.here(&written.unit);
+        let second_side = !written.contradicts.is_empty();
+        for claim in &written.claims {
+            self.claim(ctx, &here, &matter.id, claim, !second_side);
+        }
+        if let Some(previous) = &matter.last {
+            for attribute in &written.contradicts {
+                ctx.labels
+                    .contradictions
+                    .push(crate::labels::ContradictionLabel {
+                        a: previous.clone(),
+                        b: here.clone(),
+                        subject: matter.track.subject_id(w.org, &matter.id),
+                        attribute: attribute.to_string(),
+                    });
+            }
+        }
+        if let (true, Some(question)) = (written.answers, &matter.last) {
+            ctx.labels.answers.push(crate::labels::AnswerLabel {
+                question: question.clone(),
+                answer: here.clone(),
+            });
+        }
+        ctx.pinned = true;
+        let step = Step {
+            unit: written.unit,
+            matter: matter.id.clone(),
+            title: matter.track.title(w.org),
+            superseding: written.superseding,
+        };
+        if !written.finished {
+            matter.due = ctx.line + w.rng.range(3, self.max_delay);
+            matter.last_source = ctx.source_id.to_string();
+            matter.last = Some(here);
+            self.matters.push(matter);
+        }
+        Some(step)
+    }
+
+    /// A one-off metric reading (EVIDENCE with a percentage claim).
+    fn reading(
+        &mut self,
+        w: &mut Writer<'_>,
+        ctx: &mut Ctx<'_>,
+        wanted: &[MemType],
+    ) -> Option<Step> {
+        if !wanted.contains(&MemType::Evidence) {
+            return None;
+        }
+        let (unit, claim) = crate::steps::reading(w);
+        let here = ctx.here(&unit);
+        self.claim(ctx, &here, "", &claim, true);
+        Some(Step {
+            unit,
+            matter: String::new(),
+            title: String::new(),
+            superseding: false,
+        })
+    }
+
+    fn claim(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        here: &TextRef,
+        matter: &str,
+        claim: &tracks::Claim,
+        supersede: bool,
+    ) {
+        let subject = if claim.subject.is_empty() {
+            matter.to_string()
+        } else {
+            claim.subject.clone()
+        };
+        ctx.labels.claims.push(ClaimLabel {
+            source_id: here.source_id.clone(),
+            text: here.text.clone(),
+            subject: subject.clone(),
+            attribute: claim.attribute.to_string(),
+            value: claim.value.clone(),
+            unit: claim.unit,
+            valid_from: ctx.now,
+        });
+        let key = (subject, claim.attribute);
+        if let Some((older, value)) = self.registry.get(&key)
+            && supersede
+            && *value != claim.value
+            && older != here
+        {
+            let matter = if claim.attribute == "decision" {
+                key.0.clone()
+            } else {
+                format!("{}/{}", key.0, key.1)
+            };
+            ctx.labels.supersessions.push(SupersessionLabel {
+                newer: here.clone(),
+                older: older.clone(),
+                matter,
+            });
+        }
+        self.registry
+            .insert(key, (here.clone(), claim.value.clone()));
+    }
+}

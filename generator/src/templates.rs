@@ -1,0 +1,285 @@
+//! Static templates: several phrasings per memory type, not all with an obvious keyword, the
+//! vocabularies they draw from, chit-chat, and the sentences that state true relations.
+
+use crate::labels::RelationLabel;
+use crate::rng::SplitMix64;
+use crate::unit::{MemType, Piece, Unit, Writer};
+
+const ACTIONS: &[&str] = &[
+    "move the nightly jobs to the new scheduler",
+    "drop support for the legacy CSV export",
+    "freeze hiring until the audit is done",
+    "consolidate the staging environments",
+    "sunset the v1 API",
+    "run the pilot in two regions",
+    "bring the on-call rotation in-house",
+    "switch to usage-based pricing",
+    "ship the mobile app behind a feature flag",
+    "outsource the translation work",
+    "rewrite the billing reconciliation job",
+    "adopt trunk-based development",
+    "cut the release cadence to every two weeks",
+    "move customer data to the EU region",
+];
+const FEATURES: &[&str] = &[
+    "the export wizard",
+    "SSO",
+    "the audit log",
+    "bulk import",
+    "the usage dashboard",
+    "offline mode",
+    "the new onboarding flow",
+    "webhooks",
+    "role-based access",
+    "the reporting API",
+];
+const METRICS: &[&str] = &[
+    "signup conversion",
+    "p95 latency",
+    "the error rate",
+    "weekly active users",
+    "ticket volume",
+    "cloud spend",
+    "trial-to-paid conversion",
+    "NPS",
+];
+const CAUSES: &[&str] = &[
+    "the new pricing page",
+    "a misconfigured cache",
+    "the holiday season",
+    "the DNS change",
+    "slow cold starts",
+    "the vendor's rate limits",
+    "the last schema migration",
+    "a noisy neighbour on the shared cluster",
+];
+const SYSTEMS: &[&str] = &[
+    "the ingestion service",
+    "the search cluster",
+    "the billing job",
+    "the auth proxy",
+    "the mobile API",
+    "the reporting pipeline",
+];
+
+/// The vocabulary behind a value placeholder (`a`, `f`, `x`, `c`, `s`).
+pub fn vocabulary(key: char) -> &'static [&'static str] {
+    match key {
+        'a' => ACTIONS,
+        'f' => FEATURES,
+        'x' => METRICS,
+        'c' => CAUSES,
+        's' => SYSTEMS,
+        other => panic!("unknown placeholder {{{other}}}"),
+    }
+}
+
+const DECISION: &[&str] = &[
+    "We decided to {a}.",
+    "Approved: {a} for {J}.",
+    "{P} signed off on the plan to {a}.",
+    "Final call from the review: we {a} starting {d}.",
+    "Agreed with {C} to {a} before the renewal.",
+    "Going with {V} for {f}.",
+    "The {M} will own {f} from now on.",
+    "Let's go ahead and {a}.",
+];
+const CONSTRAINT: &[&str] = &[
+    "{J} must not exceed {$} in cloud spend per month.",
+    "SOC 2 sign-off is required before {J} ships to {C}.",
+    "Deliverables for {C} are due no later than {d}.",
+    "Latency has to stay under {k} ms at p99 for {R}.",
+    "We cannot store {C} data outside {L}.",
+    "Legal says any change to {T} needs two approvals.",
+    "Headcount for the {M} is capped at {n} until {q}.",
+    "The contract with {V} forbids publishing their benchmark numbers.",
+];
+const EVIDENCE: &[&str] = &[
+    "The data shows {x} up {p} since {m}.",
+    "Benchmarks show {N} events per second on {R}.",
+    "{C} opened {n} support tickets last month.",
+    "Load test results: p99 of {k} ms with {N} concurrent users.",
+    "Last quarter {C} spent {$} with us.",
+    "Survey: {p} of respondents asked for {f}.",
+    "The numbers are in: {x} improved by {p} after the {R} release.",
+];
+const NARRATIVE: &[&str] = &[
+    "{J} started as a side project in {L}.",
+    "Background: {C} came to us through {P}.",
+    "For context, {f} was built during the {E}.",
+    "Some history: {R} was the first thing we sold to {C}.",
+    "A while back the {M} handled {T} on their own.",
+    "Before {J}, everything ran on a single server in {L}.",
+];
+const PLAN: &[&str] = &[
+    "We will roll out {f} to {C} next sprint.",
+    "Next quarter we plan to {a}.",
+    "{P} is going to take over {f} by {d}.",
+    "Target date for the {R} beta is {d}.",
+    "The plan is to {a} after the {E}.",
+    "{P} to draft the {C} proposal by {d}.",
+    "By {d} we should have {f} in front of {C}.",
+];
+const EVALUATION: &[&str] = &[
+    "{R} works well under load.",
+    "{f} is too slow for {C}'s volumes.",
+    "The pilot with {C} was a success.",
+    "Honestly the {V} integration has been a disappointment.",
+    "Solid quarter for the {M}.",
+    "I think {f} is the best thing we shipped this year.",
+    "{P} did a great job on {T}.",
+];
+const OBSERVATION: &[&str] = &[
+    "Noticed {x} spiking on {R} this morning.",
+    "Seeing errors from the {V} API since {h}.",
+    "{C}'s traffic dropped overnight.",
+    "The nightly build failed twice this week.",
+    "FYI {s} restarted three times after the deploy.",
+    "Heads up: {P} is out until {d}.",
+    "{x} looks flat since we launched {f}.",
+];
+const HYPOTHESIS: &[&str] = &[
+    "We believe {x} is driven by {c}.",
+    "Probably {c} caused the spike on {R}.",
+    "It might be {c}.",
+    "My guess is {C} will renew if we ship {f}.",
+    "I suspect {s} is the bottleneck.",
+    "Could be that {c} is hurting {x}.",
+];
+const QUESTION: &[&str] = &[
+    "Does anyone know who maintains {f}?",
+    "Open question: do we need {C}'s approval for {T}?",
+    "TBD: who presents at the {E}.",
+    "Do we have numbers on {x} for {m}?",
+    "Has anyone heard back from {V}?",
+    "What's the status of {J}?",
+];
+
+/// Chit-chat.
+pub const NOISE: &[&str] = &[
+    "thanks!",
+    "lol",
+    "on it 👍",
+    "brb",
+    "👍",
+    "ok",
+    "sounds good",
+    "+1",
+    "haha nice",
+    "morning all",
+    "ty",
+    "will do",
+    "np",
+    "🎉",
+    "nice one",
+    "omw",
+    "ack",
+    "coffee?",
+    "back",
+    "gotcha, thanks",
+];
+
+/// A unit of a content type written with one of its static templates.
+pub fn static_unit(w: &mut Writer<'_>, memory_type: MemType) -> Unit {
+    let templates = match memory_type {
+        MemType::Decision => DECISION,
+        MemType::Constraint => CONSTRAINT,
+        MemType::Evidence => EVIDENCE,
+        MemType::Narrative => NARRATIVE,
+        MemType::Plan => PLAN,
+        MemType::Evaluation => EVALUATION,
+        MemType::Observation => OBSERVATION,
+        MemType::Hypothesis => HYPOTHESIS,
+        MemType::Question => QUESTION,
+        MemType::Noise => NOISE,
+    };
+    let template = *w.rng.pick(templates);
+    w.unit(memory_type, template, &[])
+}
+
+/// A sentence stating one of the organisation's true relations (a static NARRATIVE), with its
+/// relation triple (`source_id` and `text` are filled in by the caller).
+pub fn relation_unit(w: &mut Writer<'_>) -> (Unit, RelationLabel) {
+    let org = &*w.org;
+    let rng: &mut SplitMix64 = w.rng;
+    let person = org.someone(rng);
+    let p = org.people[person].clone();
+    let (template, predicate, subject, object) = match rng.below(8) {
+        0 | 1 => {
+            let project = *rng.pick(&p.projects);
+            let t = *rng.pick(&["{P} works on {J}.", "{P} is on the {J} project these days."]);
+            (t, "works_on", p.entity, project)
+        }
+        2 if p.manager.is_some() => {
+            let boss = org.people[p.manager.unwrap_or(0)].entity;
+            let t = *rng.pick(&["{P} reports to {Q}.", "{P}'s manager is {Q}."]);
+            (t, "reports_to", p.entity, boss)
+        }
+        3 => {
+            let t = *rng.pick(&["{P} is a member of the {M}.", "{P} sits in the {M}."]);
+            (t, "member_of", p.entity, p.team)
+        }
+        4 => {
+            let (team, lead) = *rng.pick(&org.teams);
+            let t = *rng.pick(&["{P} manages the {M}.", "{P} runs the {M}."]);
+            (t, "manages", org.people[lead].entity, team)
+        }
+        5 => {
+            let (product, owner) = *rng.pick(&org.products);
+            let t = *rng.pick(&["{O} owns {R}.", "{R} is a product of {O}."]);
+            (t, "owns", owner, product)
+        }
+        6 => {
+            let (project, location) = *rng.pick(&org.projects);
+            let t = *rng.pick(&["{J} is located in {L}.", "The {J} team is based in {L}."]);
+            (t, "located_in", project, location)
+        }
+        _ if rng.chance(0.3) => {
+            let investor = *rng.pick(&org.investors);
+            (
+                "{I} invested in {U} last year.",
+                "invests_in",
+                investor,
+                org.us,
+            )
+        }
+        _ => {
+            let customer = *rng.pick(&org.customers);
+            let t = *rng.pick(&[
+                "{C} is a customer of {U}.",
+                "{C} has been buying from {U} for a while.",
+            ]);
+            (t, "customer_of", customer, org.us)
+        }
+    };
+    let (subject_key, object_key) = keys(template);
+    let unit = w.unit(
+        MemType::Narrative,
+        template,
+        &[
+            (subject_key, Piece::Entity(subject)),
+            (object_key, Piece::Entity(object)),
+        ],
+    );
+    let relation = RelationLabel {
+        source_id: String::new(),
+        text: unit.text.clone(),
+        subject: w.org.entities[subject].id.clone(),
+        predicate,
+        object: w.org.entities[object].id.clone(),
+    };
+    (unit, relation)
+}
+
+/// The placeholders of a relation template, subject first (the subject may be written second).
+fn keys(template: &str) -> (char, char) {
+    let placeholders: Vec<char> = template
+        .split('{')
+        .skip(1)
+        .filter_map(|s| s.chars().next())
+        .collect();
+    match template {
+        t if t.starts_with("{R} is a product of") => ('O', 'R'),
+        _ => (placeholders[0], placeholders[1]),
+    }
+}
