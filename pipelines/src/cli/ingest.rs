@@ -55,6 +55,16 @@ pub enum IngestSource {
         #[arg(long, default_value = "default")]
         tenant: String,
     },
+    /// A file of webhook events, one JSON object per line (as `epigraph gen` writes them):
+    /// each line is validated like a `POST /v1/ingest` body; bad lines are dead-lettered with
+    /// `file:line`.
+    Events {
+        /// The `.jsonl` file.
+        file: PathBuf,
+        /// Tenant the events belong to.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+    },
     /// A BEIR-format folder: each line of `corpus.jsonl` becomes a document whose source id
     /// is its `_id`.
     Beir {
@@ -88,6 +98,9 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
         IngestSource::Maildir { path, tenant } => {
             let scan = epigraph_connectors::mail::read_maildir(&path, &tenant, &config.mail, max)?;
             publish_scan(config, "maildir", &tenant, scan).await
+        }
+        IngestSource::Events { file, tenant } => {
+            super::events::ingest_events(config, &file, &tenant).await
         }
         IngestSource::Beir { dir, tenant } => {
             let scan = epigraph_connectors::beir::read_corpus(&dir, &tenant, max)?;

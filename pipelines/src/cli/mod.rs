@@ -1,5 +1,7 @@
 //! The subcommands.
 
+mod events;
+mod generate;
 mod ingest;
 
 use std::path::PathBuf;
@@ -47,6 +49,19 @@ pub enum Command {
         #[arg(long)]
         listen: Option<String>,
     },
+    /// Generate a synthetic, labelled organisation: `<dir>/events.jsonl` (webhook events, for
+    /// `epigraph ingest events`), `<dir>/labels/*.jsonl` (ground truth) and `manifest.json`.
+    /// Same seed and scale, same bytes.
+    Gen {
+        /// Output folder (created if missing; files in it are overwritten).
+        dir: PathBuf,
+        /// Seed of the random stream.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Number of events to write (the organisation grows with its square root).
+        #[arg(long, default_value_t = 1000)]
+        scale: u64,
+    },
     /// Avro schemas.
     Schemas {
         /// What to do with them.
@@ -83,6 +98,7 @@ pub async fn execute(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Serve { listen } => crate::serve::serve(config, listen).await,
+        Command::Gen { dir, seed, scale } => generate::generate(&dir, seed, scale),
         Command::Schemas {
             action: SchemasAction::Export { dir },
         } => {

@@ -133,6 +133,25 @@ pub fn to_source_event(event: WebhookEvent, tenant: &str, now: i64) -> Result<So
     Ok(source)
 }
 
+/// Validate one raw webhook body exactly as `POST /v1/ingest` does (JSON shape, fields, Avro
+/// encodability); `epigraph ingest events` applies it to each line of a file.
+///
+/// ```
+/// use epigraph::serve::webhook::parse_event;
+/// assert!(parse_event(br#"{"kind": "email", "source_id": "m", "body": "b"}"#, "t", 0).is_ok());
+/// assert!(parse_event(b"{not json", "t", 0).unwrap_err().starts_with("not a webhook event"));
+/// ```
+pub fn parse_event(body: &[u8], tenant: &str, now: i64) -> Result<SourceEvent, String> {
+    serde_json::from_slice::<WebhookEvent>(body)
+        .map_err(|e| format!("not a webhook event: {e}"))
+        .and_then(|event| to_source_event(event, tenant, now))
+        .and_then(|event| {
+            epigraph_schemas::encode_event(&event)
+                .map(|_| event)
+                .map_err(|e| e.to_string())
+        })
+}
+
 pub(super) async fn ingest(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -148,15 +167,7 @@ pub(super) async fn ingest(
         .tenant_of(&headers)
         .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "missing or unknown bearer token"))?
         .to_string();
-    let parsed = serde_json::from_slice::<WebhookEvent>(&body)
-        .map_err(|e| format!("not a webhook event: {e}"))
-        .and_then(|event| to_source_event(event, &tenant, epigraph_connectors::now_millis()))
-        .and_then(|event| {
-            epigraph_schemas::encode_event(&event)
-                .map(|_| event)
-                .map_err(|e| e.to_string())
-        });
-    let event = match parsed {
+    let event = match parse_event(&body, &tenant, epigraph_connectors::now_millis()) {
         Ok(event) => event,
         Err(reason) => {
             let letter = DeadLetter::new(
