@@ -25,8 +25,11 @@ impl SinkChanges {
 ///
 /// ```
 /// use epigraph_operators::{GraphElement, Relation, net_changes};
-/// let edge = |to: &str| GraphElement::Relation(Relation { id: "e".into(), tenant: "t".into(),
-///     rel_type: "X".into(), from: "a".into(), to: to.into() });
+/// let edge = |to: &str| {
+///     let mut edge = Relation::structural("t", "X", "a", to, None);
+///     edge.id = "e".into();
+///     GraphElement::Relation(edge)
+/// };
 /// let changes = net_changes(vec![(edge("b"), -1), (edge("c"), 1), (edge("c"), -1), (edge("c"), 1)]);
 /// assert_eq!(changes.upserts, vec![edge("c")]);
 /// assert!(changes.deletes.is_empty());

@@ -4,18 +4,23 @@
 //! Map of the crate:
 //! - [`model`]: the records that flow through the dataflow ([`SourceVersion`] in,
 //!   [`GraphElement`]s out) and their stable ids.
-//! - [`extract`]: from a source version to the graph elements it yields (the source node, its
-//!   memory objects and their `DERIVED_FROM` edges). Retracting a source version retracts exactly
-//!   what it yielded.
+//! - [`ontology`]: the configured vocabulary: entity kinds, relations with signatures, the nine
+//!   epistemic types with priors and cues, signed edge types, source authority.
+//! - [`extract`]: from a source version to typed memory objects, entity mentions, vocabulary
+//!   relations and claims, with provenance; entities and relations aggregated across sources.
+//!   Retracting a source version retracts exactly what it contributed.
 //! - [`changes`]: turning an epoch's consolidated updates into the upserts and deletes a sink
 //!   applies.
 
 pub mod changes;
 pub mod extract;
 pub mod model;
+pub mod ontology;
 
 pub use changes::{SinkChanges, net_changes};
-pub use extract::{document_memory, elements_of};
+pub use extract::{Extraction, Extractor, elements_of, extract_graph};
 pub use model::{
-    EpistemicType, GraphElement, MemoryObject, Relation, SourceNode, SourceVersion, stable_id,
+    Claim, EntityNode, EpistemicType, GraphElement, MemoryObject, Provenance, Relation, SourceNode,
+    SourceVersion, StatementType, TemporalType, stable_id,
 };
+pub use ontology::{Ontology, OntologyError};

@@ -1,6 +1,6 @@
 //! The records of the dataflow and their stable ids.
 
-use epigraph_schemas::{SourceEvent, SourceKind};
+use epigraph_schemas::{Party, SourceEvent, SourceKind};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -24,9 +24,42 @@ pub struct SourceVersion {
     pub body: String,
     /// When it was written at its source (ms since the Unix epoch).
     pub occurred_at: Option<i64>,
+    /// Who wrote it.
+    pub authors: Vec<Party>,
+    /// Recipients, attendees, channel members.
+    pub participants: Vec<Party>,
+    /// Conversation or thread id.
+    pub thread_id: Option<String>,
+    /// Authority level named by the event's `authority` extra, overriding the kind's level.
+    pub authority: Option<String>,
 }
 
 impl SourceVersion {
+    /// A version with only the fields most tests need; the rest empty.
+    ///
+    /// ```
+    /// use epigraph_operators::SourceVersion;
+    /// use epigraph_schemas::SourceKind;
+    /// let doc = SourceVersion::new("acme", "a.md", SourceKind::Document, "We ship in June.");
+    /// assert_eq!(doc.version.len(), 32);
+    /// assert!(doc.authors.is_empty());
+    /// ```
+    pub fn new(tenant: &str, source_id: &str, kind: SourceKind, body: &str) -> Self {
+        SourceVersion {
+            tenant: tenant.to_string(),
+            source_id: source_id.to_string(),
+            kind,
+            version: stable_id(&[body]),
+            title: None,
+            body: body.to_string(),
+            occurred_at: None,
+            authors: Vec::new(),
+            participants: Vec::new(),
+            thread_id: None,
+            authority: None,
+        }
+    }
+
     /// The live version carried by an upsert event.
     pub fn from_event(event: &SourceEvent) -> Self {
         SourceVersion {
@@ -37,6 +70,10 @@ impl SourceVersion {
             title: event.title.clone(),
             body: event.body.clone(),
             occurred_at: event.occurred_at,
+            authors: event.authors.clone(),
+            participants: event.participants.clone(),
+            thread_id: event.thread_id.clone(),
+            authority: event.extras.get("authority").cloned(),
         }
     }
 
@@ -70,6 +107,19 @@ pub enum EpistemicType {
 }
 
 impl EpistemicType {
+    /// The nine types in the order of OIDA Table 1 (also the tie-breaking order).
+    pub const ALL: [EpistemicType; 9] = [
+        EpistemicType::Decision,
+        EpistemicType::Constraint,
+        EpistemicType::Evidence,
+        EpistemicType::Narrative,
+        EpistemicType::Plan,
+        EpistemicType::Evaluation,
+        EpistemicType::Observation,
+        EpistemicType::Hypothesis,
+        EpistemicType::Question,
+    ];
+
     /// The Neo4j label and display name, e.g. `Decision`.
     pub fn label(self) -> &'static str {
         match self {
@@ -115,19 +165,87 @@ pub struct SourceNode {
     pub occurred_at: Option<i64>,
 }
 
+/// Whether a statement reports a fact, voices an opinion or predicts (Mind Graph).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum StatementType {
+    /// Reported as true.
+    Fact,
+    /// A judgement or preference.
+    Opinion,
+    /// About the future.
+    Prediction,
+}
+
+impl StatementType {
+    /// Lower-case name, e.g. `fact`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StatementType::Fact => "fact",
+            StatementType::Opinion => "opinion",
+            StatementType::Prediction => "prediction",
+        }
+    }
+}
+
+/// How a statement behaves in time (Mind Graph): only dynamic facts are invalidated by newer
+/// ones; static and atemporal facts never are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TemporalType {
+    /// True once and stays true ("Atlas was founded in 2019").
+    Static,
+    /// Can change ("Atlas launches on June 3").
+    Dynamic,
+    /// Not about time at all (definitions, rules).
+    Atemporal,
+}
+
+impl TemporalType {
+    /// Lower-case name, e.g. `dynamic`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TemporalType::Static => "static",
+            TemporalType::Dynamic => "dynamic",
+            TemporalType::Atemporal => "atemporal",
+        }
+    }
+}
+
+/// Where an extracted element came from.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Provenance {
+    /// Id of the source item.
+    pub source_id: String,
+    /// Version (content hash) of the source item.
+    pub source_version: String,
+    /// Character span `[start, end)` in the source body.
+    pub span: (u32, u32),
+    /// Name and version of the extractor.
+    pub extractor: String,
+    /// Confidence in thousandths: source authority x cue strength.
+    pub confidence: u16,
+}
+
 /// A typed memory object extracted from a source, with its provenance.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct MemoryObject {
-    /// Stable id: tenant, source id and character span.
+    /// Stable id: tenant, source id, the normalised text and its occurrence number, so that an
+    /// edit elsewhere in the source keeps the id.
     pub id: String,
     /// Tenant.
     pub tenant: String,
     /// Epistemic type.
     pub memory_type: EpistemicType,
-    /// The text of the object.
+    /// Fact, opinion or prediction.
+    pub statement_type: StatementType,
+    /// Static, dynamic or atemporal.
+    pub temporal_type: TemporalType,
+    /// The text of the object (whitespace collapsed).
     pub text: String,
     /// Title of the source it came from.
     pub title: Option<String>,
+    /// Heading of the section it sits under, if any.
+    pub section: Option<String>,
     /// Id of the source item (provenance).
     pub source_id: String,
     /// Version of the source item it came from (provenance).
@@ -136,8 +254,61 @@ pub struct MemoryObject {
     pub span: (u32, u32),
     /// Name and version of the extractor (provenance).
     pub extractor: String,
+    /// Confidence in thousandths: source authority x cue strength.
+    pub confidence: u16,
     /// When it became valid (ms since the Unix epoch), if known.
     pub t_valid: Option<i64>,
+}
+
+/// An entity of the organisation: a person, project, organisation, … (kinds come from the
+/// ontology). One node per tenant, kind and normalised name, aggregated over every source that
+/// mentions it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct EntityNode {
+    /// Stable id: tenant, kind and key (normalised name, or address for a nameless person).
+    pub id: String,
+    /// Tenant.
+    pub tenant: String,
+    /// Kind from the ontology, e.g. `Person`.
+    pub kind: String,
+    /// Display name: the most frequent surface form (ties: the smallest).
+    pub name: String,
+    /// Every surface form seen, sorted.
+    pub aliases: Vec<String>,
+    /// Every address seen (e-mail, chat id), sorted.
+    pub addresses: Vec<String>,
+    /// Number of sightings (mentions, headers, attendees).
+    pub mentions: u32,
+    /// Number of distinct sources it was seen in.
+    pub sources: u32,
+}
+
+/// A structured claim: (subject, attribute, value, unit, qualifier, valid time), the material of
+/// supersession and contradiction.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Claim {
+    /// Stable id: memory object, attribute and value position.
+    pub id: String,
+    /// Tenant.
+    pub tenant: String,
+    /// Memory object that asserts it.
+    pub memory_id: String,
+    /// Subject key: an entity id, or `title:<normalised title>` when no entity is named.
+    pub subject: String,
+    /// Subject as written.
+    pub subject_name: String,
+    /// Attribute from the ontology, e.g. `launch_date`, or the value kind (`amount`, …).
+    pub attribute: String,
+    /// Normalised value: a number without separators, an ISO date, a status word, a name.
+    pub value: String,
+    /// Unit: a currency (`EUR`), `%`, `date`, `count`, `status`, `person`.
+    pub unit: String,
+    /// Qualifier such as `at least`, `about`, `up to`, `not`.
+    pub qualifier: Option<String>,
+    /// Valid from (ms since the Unix epoch): when the source was written.
+    pub t_valid: Option<i64>,
+    /// Where it was read.
+    pub provenance: Provenance,
 }
 
 /// A typed, directed edge between two nodes.
@@ -147,12 +318,51 @@ pub struct Relation {
     pub id: String,
     /// Tenant.
     pub tenant: String,
-    /// Relationship type in Neo4j, e.g. `DERIVED_FROM`.
+    /// Relationship type in Neo4j, e.g. `DERIVED_FROM`, `WORKS_ON`.
     pub rel_type: String,
     /// Id of the start node.
     pub from: String,
     /// Id of the end node.
     pub to: String,
+    /// Where it was read (for entity relations: the earliest source that states it).
+    pub provenance: Option<Provenance>,
+    /// Temporal type of the fact, for relations from the vocabulary.
+    pub temporal_type: Option<TemporalType>,
+    /// When it became valid (ms since the Unix epoch), if known.
+    pub t_valid: Option<i64>,
+    /// Number of distinct sources stating it.
+    pub support: u32,
+}
+
+impl Relation {
+    /// A structural edge (`DERIVED_FROM`, `MENTIONS`, …) with a stable id from its type and
+    /// endpoints.
+    ///
+    /// ```
+    /// use epigraph_operators::Relation;
+    /// let edge = Relation::structural("t", "DERIVED_FROM", "m", "s", None);
+    /// assert_eq!(edge.id, Relation::structural("t", "DERIVED_FROM", "m", "s", None).id);
+    /// assert_eq!(edge.support, 1);
+    /// ```
+    pub fn structural(
+        tenant: &str,
+        rel_type: &str,
+        from: &str,
+        to: &str,
+        provenance: Option<Provenance>,
+    ) -> Self {
+        Relation {
+            id: stable_id(&[rel_type, from, to]),
+            tenant: tenant.to_string(),
+            rel_type: rel_type.to_string(),
+            from: from.to_string(),
+            to: to.to_string(),
+            provenance,
+            temporal_type: None,
+            t_valid: None,
+            support: 1,
+        }
+    }
 }
 
 /// Everything the dataflow emits to the sinks.
@@ -162,6 +372,10 @@ pub enum GraphElement {
     Source(SourceNode),
     /// A memory object.
     Memory(MemoryObject),
+    /// An entity.
+    Entity(EntityNode),
+    /// A claim.
+    Claim(Claim),
     /// An edge.
     Relation(Relation),
 }
@@ -172,8 +386,7 @@ impl GraphElement {
     ///
     /// ```
     /// use epigraph_operators::{GraphElement, Relation};
-    /// let edge = |to: &str| GraphElement::Relation(Relation { id: "e".into(), tenant: "t".into(),
-    ///     rel_type: "X".into(), from: "a".into(), to: to.into() });
+    /// let edge = |to: &str| GraphElement::Relation(Relation::structural("t", "X", "a", to, None));
     /// assert_eq!(edge("b").content_hash(), edge("b").content_hash());
     /// assert_ne!(edge("b").content_hash(), edge("c").content_hash());
     /// ```
@@ -187,6 +400,8 @@ impl GraphElement {
         match self {
             GraphElement::Source(s) => &s.id,
             GraphElement::Memory(m) => &m.id,
+            GraphElement::Entity(e) => &e.id,
+            GraphElement::Claim(c) => &c.id,
             GraphElement::Relation(r) => &r.id,
         }
     }

@@ -34,6 +34,19 @@ impl SourceKind {
         }
     }
 
+    /// The kind named `name` (`chat`, `email`, `calendar`, `document`; case-insensitive).
+    ///
+    /// ```
+    /// use epigraph_schemas::SourceKind;
+    /// assert_eq!(SourceKind::parse("Email"), Some(SourceKind::Email));
+    /// assert_eq!(SourceKind::parse("fax"), None);
+    /// ```
+    pub fn parse(name: &str) -> Option<SourceKind> {
+        SourceKind::ALL
+            .into_iter()
+            .find(|k| k.as_str().eq_ignore_ascii_case(name))
+    }
+
     /// Every kind, in schema order.
     pub const ALL: [SourceKind; 4] = [
         SourceKind::Chat,

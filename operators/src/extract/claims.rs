@@ -1,0 +1,440 @@
+//! Claims: (subject, attribute, value, unit, qualifier) read from amounts, dates, counts,
+//! percentages, statuses and assignments in a unit.
+
+use regex::{Regex, RegexBuilder};
+
+use super::cues::CueSet;
+use super::mentions::{Mention, normalise};
+use crate::ontology::{Ontology, OntologyError, ValueKind};
+
+/// A value found in a unit, before it is tied to a subject.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawClaim {
+    /// Byte offset of the value in the body.
+    pub start: usize,
+    /// Byte offset after it.
+    pub end: usize,
+    /// Attribute name.
+    pub attribute: String,
+    /// Normalised value.
+    pub value: String,
+    /// Unit.
+    pub unit: String,
+    /// Qualifier (`not`, `about`, `at least`, …).
+    pub qualifier: Option<String>,
+    /// Index of the subject mention in the unit's mentions, if an entity is named.
+    pub subject: Option<usize>,
+}
+
+const MONTHS: &str = "January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec";
+
+/// The claim reader.
+#[derive(Debug)]
+pub struct ClaimReader {
+    iso_date: Regex,
+    month_day: Regex,
+    day_month: Regex,
+    month_year: Regex,
+    quarter: Regex,
+    amount: Regex,
+    percent: Regex,
+    number: Regex,
+    status: Regex,
+    owner: Regex,
+    qualifier: Regex,
+    attributes: Vec<(String, ValueKind, CueSet)>,
+}
+
+impl ClaimReader {
+    /// Compiles the patterns and the ontology's attribute cues.
+    pub fn new(ontology: &Ontology) -> Result<Self, OntologyError> {
+        let re = |p: &str| Regex::new(p).expect("claim pattern compiles");
+        let statuses: Vec<String> = ontology.statuses.iter().map(|s| regex::escape(s)).collect();
+        let status = RegexBuilder::new(&format!(
+            r"\b(?:is|are|was|were|remains|remain|now|status:?|status is|marked as|marked|moved to|set to|went|gone)\s+(?:now\s+|currently\s+|still\s+|officially\s+)?(not\s+)?({})\b",
+            statuses.join("|")
+        ))
+        .case_insensitive(true)
+        .build()
+        .map_err(|e| OntologyError::Invalid(format!("status words: {e}")))?;
+        let attributes = ontology
+            .attributes
+            .iter()
+            .map(|a| {
+                CueSet::new(&a.cues)
+                    .map(|cues| (a.name.clone(), a.value, cues))
+                    .map_err(OntologyError::Invalid)
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(ClaimReader {
+            iso_date: re(r"\b(\d{4})-(\d{2})-(\d{2})\b"),
+            month_day: re(&format!(
+                r"\b({MONTHS})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}})\b)?"
+            )),
+            day_month: re(&format!(
+                r"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({MONTHS})\b(?:,?\s+(\d{{4}})\b)?"
+            )),
+            month_year: re(&format!(r"\b({MONTHS})\s+(\d{{4}})\b")),
+            quarter: re(r"\bQ([1-4])\s*(\d{4})\b"),
+            amount: RegexBuilder::new(
+                r"(?:(€|\$|£|\bEUR|\bUSD|\bGBP)\s?(\d[\d,]*(?:\.\d+)?)\s?(k|m|mm|bn|b|million|thousand|billion)?\b|\b(\d[\d,]*(?:\.\d+)?)\s?(k|m|mm|bn|million|thousand|billion)?\s?(€|EUR|USD|GBP|euros?|dollars?)\b)",
+            )
+            .case_insensitive(true)
+            .build()
+            .expect("amount pattern compiles"),
+            percent: re(r"\b(\d+(?:\.\d+)?)\s?(?:%|percent\b|per cent\b)"),
+            number: re(r"\b\d[\d,]*\b"),
+            status,
+            owner: RegexBuilder::new(r"\b(?:owner|owned by|assigned to|assignee|led by|dri)\s*:?\s+")
+                .case_insensitive(true)
+                .build()
+                .expect("owner pattern compiles"),
+            qualifier: RegexBuilder::new(
+                r"\b(not|about|around|approximately|approx\.?|roughly|at least|at most|up to|over|under|more than|less than|nearly|almost)\s*$|~\s*$",
+            )
+            .case_insensitive(true)
+            .build()
+            .expect("qualifier pattern compiles"),
+            attributes,
+        })
+    }
+
+    /// The claims of `body[start..end]`; `year` completes dates written without one.
+    ///
+    /// ```
+    /// use epigraph_operators::{Ontology, extract::claims::ClaimReader};
+    /// let reader = ClaimReader::new(&Ontology::bundled()).unwrap();
+    /// let text = "UrbanFlow ask: €250K; launch moved to June 3.";
+    /// let claims = reader.read(text, 0, text.len(), &[], Some(2026));
+    /// let found: Vec<_> = claims.iter().map(|c| (c.attribute.as_str(), c.value.as_str(), c.unit.as_str())).collect();
+    /// assert_eq!(found, [("ask_amount", "250000", "EUR"), ("launch_date", "2026-06-03", "date")]);
+    /// ```
+    pub fn read(
+        &self,
+        body: &str,
+        start: usize,
+        end: usize,
+        mentions: &[Mention],
+        year: Option<i32>,
+    ) -> Vec<RawClaim> {
+        let text = &body[start..end];
+        let mut values: Vec<(usize, usize, String, String, ValueKind)> = Vec::new();
+        let free = |s: usize, e: usize, values: &Vec<(usize, usize, String, String, ValueKind)>| {
+            !values.iter().any(|(a, b, ..)| s < *b && *a < e)
+        };
+        self.dates(text, year, &mut values);
+        for c in self.amount.captures_iter(text) {
+            let whole = c.get(0).expect("group 0");
+            if !free(whole.start(), whole.end(), &values) {
+                continue;
+            }
+            let (currency, number, scale) = match c.get(2) {
+                Some(n) => (c.get(1), n.as_str(), c.get(3)),
+                None => (c.get(6), c.get(4).map_or("", |m| m.as_str()), c.get(5)),
+            };
+            let Some(amount) = scaled(number, scale.map(|m| m.as_str())) else {
+                continue;
+            };
+            let unit = currency_code(currency.map_or("", |m| m.as_str()));
+            values.push((whole.start(), whole.end(), amount, unit, ValueKind::Amount));
+        }
+        for c in self.percent.captures_iter(text) {
+            let whole = c.get(0).expect("group 0");
+            if free(whole.start(), whole.end(), &values) {
+                let value = c.get(1).map_or("", |m| m.as_str()).to_string();
+                values.push((
+                    whole.start(),
+                    whole.end(),
+                    value,
+                    "%".into(),
+                    ValueKind::Percentage,
+                ));
+            }
+        }
+        for c in self.status.captures_iter(text) {
+            let word = c.get(2).expect("status group");
+            let negated = c.get(1).is_some();
+            let value = word.as_str().to_lowercase();
+            let unit = if negated { "status:not" } else { "status" };
+            values.push((
+                word.start(),
+                word.end(),
+                value,
+                unit.into(),
+                ValueKind::Status,
+            ));
+        }
+        for m in self.owner.find_iter(text) {
+            let at = start + m.end();
+            if let Some(person) = mentions
+                .iter()
+                .find(|p| p.kind == "Person" && p.start == at)
+            {
+                values.push((
+                    person.start - start,
+                    person.end - start,
+                    person.key.clone(),
+                    "person".into(),
+                    ValueKind::Person,
+                ));
+            }
+        }
+        for m in self.number.find_iter(text) {
+            let (s, e) = (m.start(), m.end());
+            let glued = text[e..].starts_with(['.', '-', ':', '/'])
+                && text[e + 1..].starts_with(|c: char| c.is_ascii_digit());
+            let after_letter = text[..s].ends_with(|c: char| c.is_alphabetic() || c == '.');
+            if free(s, e, &values) && !glued && !after_letter {
+                let value = m.as_str().replace(',', "");
+                values.push((s, e, value, "count".into(), ValueKind::Count));
+            }
+        }
+        values.sort_by_key(|v| v.0);
+        let mut claims = Vec::new();
+        for (s, e, value, unit, kind) in values.iter().cloned() {
+            let attribute = self.attribute(text, s, e, kind, &values);
+            if kind == ValueKind::Count && attribute.is_none() {
+                continue; // a bare number without a counted thing is not a claim
+            }
+            let qualifier = self
+                .qualifier
+                .captures(&text[..s])
+                .and_then(|c| c.get(1).map(|m| m.as_str().to_lowercase()))
+                .or_else(|| unit.ends_with(":not").then(|| "not".to_string()));
+            let unit = unit.trim_end_matches(":not").to_string();
+            claims.push(RawClaim {
+                start: start + s,
+                end: start + e,
+                attribute: attribute.unwrap_or_else(|| kind.as_str().to_string()),
+                value,
+                unit,
+                qualifier,
+                subject: subject_of(mentions, start + s, kind),
+            });
+        }
+        claims
+    }
+
+    fn dates(
+        &self,
+        text: &str,
+        year: Option<i32>,
+        values: &mut Vec<(usize, usize, String, String, ValueKind)>,
+    ) {
+        let mut push = |s: usize, e: usize, value: String| {
+            if !values.iter().any(|(a, b, ..)| s < *b && *a < e) {
+                values.push((s, e, value, "date".into(), ValueKind::Date));
+            }
+        };
+        let num = |m: Option<regex::Match>| m.and_then(|m| m.as_str().parse::<i32>().ok());
+        for c in self.iso_date.captures_iter(text) {
+            let whole = c.get(0).expect("group 0");
+            if let (Some(y), Some(mo), Some(d)) = (num(c.get(1)), num(c.get(2)), num(c.get(3)))
+                && (1..=12).contains(&mo)
+                && (1..=31).contains(&d)
+            {
+                push(whole.start(), whole.end(), format!("{y:04}-{mo:02}-{d:02}"));
+            }
+        }
+        for (re, month_group, day_group) in [(&self.month_day, 1, 2), (&self.day_month, 2, 1)] {
+            for c in re.captures_iter(text) {
+                let whole = c.get(0).expect("group 0");
+                let month = c.get(month_group).and_then(|m| month_number(m.as_str()));
+                let day = num(c.get(day_group)).filter(|d| (1..=31).contains(d));
+                let year = num(c.get(3)).or(year);
+                if let (Some(mo), Some(d)) = (month, day) {
+                    let value = match year {
+                        Some(y) => format!("{y:04}-{mo:02}-{d:02}"),
+                        None => format!("--{mo:02}-{d:02}"),
+                    };
+                    push(whole.start(), whole.end(), value);
+                }
+            }
+        }
+        for c in self.month_year.captures_iter(text) {
+            let whole = c.get(0).expect("group 0");
+            if let (Some(mo), Some(y)) = (
+                c.get(1).and_then(|m| month_number(m.as_str())),
+                num(c.get(2)),
+            ) {
+                push(whole.start(), whole.end(), format!("{y:04}-{mo:02}"));
+            }
+        }
+        for c in self.quarter.captures_iter(text) {
+            let whole = c.get(0).expect("group 0");
+            if let (Some(q), Some(y)) = (num(c.get(1)), num(c.get(2))) {
+                push(whole.start(), whole.end(), format!("{y:04}-Q{q}"));
+            }
+        }
+    }
+
+    /// The attribute whose cue is closest to the value, not across another value.
+    fn attribute(
+        &self,
+        text: &str,
+        s: usize,
+        e: usize,
+        kind: ValueKind,
+        values: &[(usize, usize, String, String, ValueKind)],
+    ) -> Option<String> {
+        const WINDOW: usize = 60;
+        let mut best: Option<(usize, &str)> = None;
+        for (name, value_kind, cues) in &self.attributes {
+            if *value_kind != kind {
+                continue;
+            }
+            for m in cues.find_all(text) {
+                let (gap_start, gap_end, distance) = if m.end <= s {
+                    (m.end, s, s - m.end)
+                } else if m.start >= e {
+                    (e, m.start, m.start - e)
+                } else {
+                    continue;
+                };
+                let crosses = values
+                    .iter()
+                    .any(|(a, b, ..)| *a >= gap_start && *b <= gap_end && (*a, *b) != (s, e));
+                if distance <= WINDOW && !crosses && best.is_none_or(|(d, _)| distance < d) {
+                    best = Some((distance, name));
+                }
+            }
+        }
+        best.map(|(_, name)| name.to_string())
+    }
+}
+
+/// The subject mention of a value: for an assignment the nearest non-person entity, otherwise
+/// the nearest entity before the value (preferring non-persons), else the first after it.
+fn subject_of(mentions: &[Mention], at: usize, kind: ValueKind) -> Option<usize> {
+    let candidates: Vec<(usize, &Mention)> = mentions
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.end <= at || m.start > at)
+        .filter(|(_, m)| !(kind == ValueKind::Person && m.kind == "Person"))
+        .collect();
+    let before = |non_person: bool| {
+        candidates
+            .iter()
+            .filter(|(_, m)| m.end <= at && (!non_person || m.kind != "Person"))
+            .max_by_key(|(_, m)| m.end)
+            .map(|(i, _)| *i)
+    };
+    before(true).or_else(|| before(false)).or_else(|| {
+        candidates
+            .iter()
+            .find(|(_, m)| m.start > at)
+            .map(|(i, _)| *i)
+    })
+}
+
+fn month_number(name: &str) -> Option<i32> {
+    let lower = name.to_lowercase();
+    let months = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    months
+        .iter()
+        .position(|m| lower.starts_with(m))
+        .map(|i| i as i32 + 1)
+}
+
+fn currency_code(symbol: &str) -> String {
+    match symbol.to_lowercase().as_str() {
+        "€" | "eur" | "euro" | "euros" => "EUR",
+        "$" | "usd" | "dollar" | "dollars" => "USD",
+        "£" | "gbp" => "GBP",
+        _ => "money",
+    }
+    .to_string()
+}
+
+/// `2.2` and `m` to `2200000`; `1,250` to `1250`.
+fn scaled(number: &str, scale: Option<&str>) -> Option<String> {
+    let plain = number.replace(',', "");
+    let factor: u64 = match scale.map(str::to_lowercase).as_deref() {
+        None => 1,
+        Some("k" | "thousand") => 1_000,
+        Some("m" | "mm" | "million") => 1_000_000,
+        Some("b" | "bn" | "billion") => 1_000_000_000,
+        Some(_) => 1,
+    };
+    let (whole, fraction) = plain.split_once('.').unwrap_or((&plain, ""));
+    let whole: u64 = whole.parse().ok()?;
+    let mut value = whole.checked_mul(factor)?;
+    if !fraction.is_empty() {
+        let digits = fraction.len().min(9) as u32;
+        let fraction: u64 = fraction[..digits as usize].parse().ok()?;
+        value = value.checked_add(fraction.checked_mul(factor)? / 10u64.pow(digits))?;
+    }
+    Some(value.to_string())
+}
+
+/// The subject key of a claim without an entity: the source title.
+pub fn title_subject(title: Option<&str>, source_id: &str) -> (String, String) {
+    let name = title.unwrap_or(source_id).to_string();
+    (format!("title:{}", normalise(&name)), name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Vec<(String, String, String, Option<String>)> {
+        let reader = ClaimReader::new(&Ontology::bundled()).unwrap();
+        reader
+            .read(text, 0, text.len(), &[], Some(2026))
+            .into_iter()
+            .map(|c| (c.attribute, c.value, c.unit, c.qualifier))
+            .collect()
+    }
+
+    #[test]
+    fn term_sheet_amounts_get_their_attributes() {
+        let claims = read("The term sheet says €320K SAFE at a €2.2M cap.");
+        assert_eq!(
+            claims,
+            [
+                ("ask_amount".into(), "320000".into(), "EUR".into(), None),
+                ("valuation_cap".into(), "2200000".into(), "EUR".into(), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn counts_percentages_statuses_and_quarters() {
+        assert_eq!(
+            read(
+                "Headcount is 12 engineers; churn fell to 4.5% and Atlas is now on hold until Q3 2026."
+            ),
+            [
+                (
+                    "headcount".to_string(),
+                    "12".to_string(),
+                    "count".to_string(),
+                    None
+                ),
+                ("growth".into(), "4.5".into(), "%".into(), None),
+                ("status".into(), "on hold".into(), "status".into(), None),
+                ("date".into(), "2026-Q3".into(), "date".into(), None),
+            ]
+        );
+        assert_eq!(
+            read("Borealis is not blocked."),
+            [(
+                "status".to_string(),
+                "blocked".to_string(),
+                "status".to_string(),
+                Some("not".to_string())
+            )]
+        );
+        assert!(read("See PEP 8 and Python 3.").is_empty());
+    }
+
+    #[test]
+    fn scaling_is_exact() {
+        assert_eq!(scaled("2.2", Some("M")).as_deref(), Some("2200000"));
+        assert_eq!(scaled("1,250", None).as_deref(), Some("1250"));
+        assert_eq!(scaled("0.5", Some("k")).as_deref(), Some("500"));
+        assert_eq!(scaled("99999999999999999999", None), None);
+    }
+}

@@ -1,0 +1,258 @@
+//! Typing a unit into one of the nine epistemic types, with its statement and temporal type,
+//! from the cues and sections of the ontology.
+
+use epigraph_schemas::SourceKind;
+
+use super::cues::CueSet;
+use crate::model::{EpistemicType, StatementType, TemporalType};
+use crate::ontology::{Ontology, OntologyError};
+
+/// The typing of one unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Typing {
+    /// Epistemic type.
+    pub memory_type: EpistemicType,
+    /// Fact, opinion or prediction.
+    pub statement_type: StatementType,
+    /// Static, dynamic or atemporal.
+    pub temporal_type: TemporalType,
+    /// Winning score (0: no cue, the kind's default type).
+    pub score: u32,
+}
+
+#[derive(Debug)]
+struct TypeCues {
+    memory_type: EpistemicType,
+    strong: CueSet,
+    weak: CueSet,
+    sections: CueSet,
+    temporal_type: TemporalType,
+}
+
+/// The unit classifier.
+#[derive(Debug)]
+pub struct Classifier {
+    types: Vec<TypeCues>,
+    opinion: CueSet,
+    prediction: CueSet,
+    noise: Vec<String>,
+    noise_patterns: Vec<regex::Regex>,
+    min_words: usize,
+    strong_weight: u32,
+    weak_weight: u32,
+    section_weight: u32,
+    defaults: [(SourceKind, EpistemicType); 4],
+}
+
+impl Classifier {
+    /// Compiles the ontology's cues.
+    pub fn new(ontology: &Ontology) -> Result<Self, OntologyError> {
+        let compile = |cues: &[String]| CueSet::new(cues).map_err(OntologyError::Invalid);
+        let types = ontology
+            .types
+            .iter()
+            .map(|spec| {
+                Ok(TypeCues {
+                    memory_type: spec.memory_type,
+                    strong: compile(&spec.strong)?,
+                    weak: compile(&spec.weak)?,
+                    sections: compile(&spec.sections)?,
+                    temporal_type: spec.temporal_type,
+                })
+            })
+            .collect::<Result<Vec<_>, OntologyError>>()?;
+        let kinds = [
+            SourceKind::Chat,
+            SourceKind::Email,
+            SourceKind::Calendar,
+            SourceKind::Document,
+        ];
+        Ok(Classifier {
+            types,
+            opinion: compile(&ontology.statement.opinion)?,
+            prediction: compile(&ontology.statement.prediction)?,
+            noise: ontology
+                .scoring
+                .noise
+                .iter()
+                .map(|n| n.to_lowercase())
+                .collect(),
+            noise_patterns: ontology
+                .scoring
+                .noise_patterns
+                .iter()
+                .map(|p| {
+                    regex::RegexBuilder::new(p)
+                        .case_insensitive(true)
+                        .build()
+                        .map_err(|e| OntologyError::Invalid(format!("noise pattern {p:?}: {e}")))
+                })
+                .collect::<Result<_, _>>()?,
+            min_words: ontology.scoring.min_words,
+            strong_weight: ontology.scoring.strong_weight,
+            weak_weight: ontology.scoring.weak_weight,
+            section_weight: ontology.scoring.section_weight,
+            defaults: kinds.map(|k| (k, ontology.default_type(k))),
+        })
+    }
+
+    /// The typing of a unit, or `None` when it is noise (greetings, thanks, fragments).
+    ///
+    /// ```
+    /// use epigraph_operators::{EpistemicType, Ontology, extract::classify::Classifier};
+    /// use epigraph_schemas::SourceKind;
+    /// let classifier = Classifier::new(&Ontology::bundled()).unwrap();
+    /// let type_of = |text: &str| classifier.classify(text, None, SourceKind::Document).map(|t| t.memory_type);
+    /// assert_eq!(type_of("We decided to ship Atlas on June 3."), Some(EpistemicType::Decision));
+    /// assert_eq!(type_of("Who owns the billing migration?"), Some(EpistemicType::Question));
+    /// assert_eq!(type_of("thanks!"), None);
+    /// ```
+    pub fn classify(&self, text: &str, section: Option<&str>, kind: SourceKind) -> Option<Typing> {
+        if self.noise_patterns.iter().any(|p| p.is_match(text)) {
+            return None;
+        }
+        let section = section.map(str::to_lowercase);
+        let mut best: Option<(u32, usize)> = None;
+        let mut strong_total = 0;
+        // Cues inside a leading subordinate clause ("Once a PEP has been accepted, …") count
+        // as weak: the main clause carries the unit's role.
+        let lead = subordinate_lead(text);
+        for (i, cues) in self.types.iter().enumerate() {
+            let (mut strong, mut weak) = (0u32, 0u32);
+            let mut seen = Vec::new();
+            for m in cues.strong.find_all(text) {
+                if !seen.contains(&m.cue) {
+                    seen.push(m.cue);
+                    if m.end <= lead {
+                        weak += 1
+                    } else {
+                        strong += 1
+                    }
+                }
+            }
+            weak += cues.weak.distinct(text).len() as u32;
+            // The heaviest matching section cue counts once.
+            let section_hits = section.as_deref().map_or(0, |s| {
+                let hits = cues.sections.distinct(s);
+                hits.iter()
+                    .map(|c| cues.sections.weight(*c))
+                    .max()
+                    .unwrap_or(0)
+            });
+            strong_total += strong;
+            let score = strong * self.strong_weight
+                + weak * self.weak_weight
+                + section_hits * self.section_weight;
+            if score > 0 && best.is_none_or(|(b, _)| score > b) {
+                best = Some((score, i));
+            }
+        }
+        if strong_total == 0 && self.is_noise(text) {
+            return None;
+        }
+        let (score, memory_type, temporal_type) = match best {
+            Some((score, i)) => (
+                score,
+                self.types[i].memory_type,
+                self.types[i].temporal_type,
+            ),
+            None => {
+                let memory_type = self
+                    .defaults
+                    .iter()
+                    .find(|(k, _)| *k == kind)
+                    .map_or(EpistemicType::Narrative, |(_, t)| *t);
+                let temporal = self
+                    .types
+                    .iter()
+                    .find(|t| t.memory_type == memory_type)
+                    .map_or(TemporalType::Static, |t| t.temporal_type);
+                (0, memory_type, temporal)
+            }
+        };
+        let statement_type = match memory_type {
+            EpistemicType::Evaluation => StatementType::Opinion,
+            EpistemicType::Plan => StatementType::Prediction,
+            _ if self.opinion.any(text) => StatementType::Opinion,
+            _ if self.prediction.any(text) => StatementType::Prediction,
+            _ => StatementType::Fact,
+        };
+        Some(Typing {
+            memory_type,
+            statement_type,
+            temporal_type,
+            score,
+        })
+    }
+
+    fn is_noise(&self, text: &str) -> bool {
+        if self.noise_patterns.iter().any(|p| p.is_match(text)) {
+            return true;
+        }
+        let bare: String = text
+            .chars()
+            .filter(|c| c.is_alphanumeric() || c.is_whitespace() || *c == '+' || *c == '\'')
+            .collect::<String>()
+            .to_lowercase();
+        let bare = bare.split_whitespace().collect::<Vec<_>>().join(" ");
+        let header_line = text
+            .split_once(": ")
+            .is_some_and(|(key, value)| is_header_key(key) && !value.trim().is_empty());
+        bare.is_empty()
+            || self.noise.contains(&bare)
+            || (bare.split(' ').count() < self.min_words && !header_line)
+    }
+
+    /// Confidence of a typing from a source of the given authority, in thousandths.
+    pub fn confidence(&self, typing: &Typing, authority: f64) -> u16 {
+        let strength = if typing.score == 0 {
+            0.5
+        } else {
+            (0.55 + 0.15 * f64::from(typing.score) / f64::from(self.strong_weight.max(1))).min(1.0)
+        };
+        (authority * strength * 1000.0).round().clamp(0.0, 1000.0) as u16
+    }
+}
+
+/// Words that open a subordinate clause.
+const SUBORDINATORS: [&str; 14] = [
+    "once",
+    "when",
+    "if",
+    "after",
+    "before",
+    "although",
+    "though",
+    "while",
+    "since",
+    "because",
+    "unless",
+    "until",
+    "whereas",
+    "as soon as",
+];
+
+/// Byte length of a leading subordinate clause ending in a comma, or 0.
+///
+/// ```
+/// use epigraph_operators::extract::classify::subordinate_lead;
+/// assert_eq!(subordinate_lead("Once it is accepted, it must ship."), 20);
+/// assert_eq!(subordinate_lead("It must ship, once accepted."), 0);
+/// ```
+pub fn subordinate_lead(text: &str) -> usize {
+    let lower = text.trim_start().to_lowercase();
+    let opens = SUBORDINATORS
+        .iter()
+        .any(|s| lower.starts_with(s) && lower[s.len()..].starts_with(' '));
+    match (opens, text.find(',')) {
+        (true, Some(comma)) => comma + 1,
+        _ => 0,
+    }
+}
+
+/// `Status`, `Superseded-By`: a capitalised key of letters and hyphens.
+fn is_header_key(key: &str) -> bool {
+    key.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && key.len() <= 30
+        && key.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
+}

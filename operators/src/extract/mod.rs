@@ -1,0 +1,858 @@
+//! From source versions to graph elements: typed memory objects, entity mentions, relations of
+//! the closed vocabulary and claims, each with its provenance.
+//!
+//! [`Extractor::extract`] is pure and deterministic: one source version in, its
+//! [`Extraction`] out. [`extract_graph`] runs it inside differential dataflow and aggregates
+//! what spans sources (entity nodes, entity relations, mentions of entities known elsewhere in
+//! the tenant), so retracting a source version retracts exactly its contributions.
+//!
+//! The parts, each usable alone: [`segment`] (sentences and list items with sections),
+//! [`mentions`] (entity recognition), [`classify`] (epistemic typing), [`claims`] (amounts,
+//! dates, counts, percentages, statuses, assignments), [`relations`] (vocabulary relations),
+//! [`cues`] (compiled cue phrases).
+
+pub mod claims;
+pub mod classify;
+pub mod cues;
+pub mod mentions;
+pub mod relations;
+pub mod segment;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use differential_dataflow::VecCollection;
+use differential_dataflow::lattice::Lattice;
+use epigraph_schemas::{Party, SourceKind};
+use serde::{Deserialize, Serialize};
+use timely::progress::Timestamp;
+
+use crate::model::{
+    Claim, EntityNode, EpistemicType, GraphElement, MemoryObject, Provenance, Relation, SourceNode,
+    SourceVersion, stable_id,
+};
+use crate::ontology::{Ontology, OntologyError};
+use claims::{ClaimReader, title_subject};
+use classify::Classifier;
+use mentions::{LocalPeople, Mention, Recogniser, normalise};
+use relations::RelationReader;
+
+/// Name and version written into every element's provenance.
+pub const EXTRACTOR: &str = "epigraph.rules/0.2";
+
+/// Structural relationship types (besides the vocabulary of `ontology/relations.toml`).
+pub mod edge {
+    /// Memory object → the source it was read from.
+    pub const DERIVED_FROM: &str = "DERIVED_FROM";
+    /// Memory object → an entity it names.
+    pub const MENTIONS: &str = "MENTIONS";
+    /// Person → a source they wrote.
+    pub const AUTHORED: &str = "AUTHORED";
+    /// Person → a calendar event they attend.
+    pub const ATTENDS: &str = "ATTENDS";
+    /// Person → an e-mail or chat message they received or a channel they are in.
+    pub const PARTICIPATES_IN: &str = "PARTICIPATES_IN";
+    /// Memory object → a claim it asserts.
+    pub const ASSERTS: &str = "ASSERTS";
+    /// Claim → its subject entity.
+    pub const ABOUT: &str = "ABOUT";
+    /// Decision → the person who made it.
+    pub const DECIDED_BY: &str = "DECIDED_BY";
+}
+
+/// The id of an entity node.
+///
+/// ```
+/// use epigraph_operators::extract::entity_id;
+/// assert_eq!(entity_id("t", "Person", "maya chen"), entity_id("t", "Person", "maya chen"));
+/// assert_ne!(entity_id("t", "Person", "atlas"), entity_id("t", "Project", "atlas"));
+/// ```
+pub fn entity_id(tenant: &str, kind: &str, key: &str) -> String {
+    stable_id(&["entity", tenant, kind, key])
+}
+
+/// One sighting of an entity in one source: aggregated across sources into an [`EntityNode`].
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Sighting {
+    /// Entity id.
+    pub entity_id: String,
+    /// Tenant.
+    pub tenant: String,
+    /// Kind.
+    pub kind: String,
+    /// Normalised name.
+    pub key: String,
+    /// Surface form.
+    pub surface: String,
+    /// Address, for people seen in headers.
+    pub address: Option<String>,
+    /// Source it was seen in.
+    pub source_id: String,
+}
+
+/// An untyped capitalised phrase of a memory object, to match against known entities.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CandidateMention {
+    /// Tenant.
+    pub tenant: String,
+    /// Normalised phrase.
+    pub key: String,
+    /// The phrase as written.
+    pub surface: String,
+    /// Memory object it occurs in (the source node for a unit that is noise).
+    pub memory_id: String,
+    /// Where.
+    pub provenance: Provenance,
+}
+
+/// Everything one source version yields.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extraction {
+    /// Elements owned by this source alone: its node, memory objects, claims and structural
+    /// edges.
+    pub elements: Vec<GraphElement>,
+    /// Entity sightings (aggregated across sources into entity nodes).
+    pub sightings: Vec<Sighting>,
+    /// Vocabulary relations between entities (aggregated across sources).
+    pub entity_relations: Vec<Relation>,
+    /// Capitalised phrases to match against entities known elsewhere.
+    pub candidates: Vec<CandidateMention>,
+}
+
+impl Extraction {
+    /// The memory objects among the elements.
+    pub fn memories(&self) -> impl Iterator<Item = &MemoryObject> {
+        self.elements.iter().filter_map(|e| match e {
+            GraphElement::Memory(m) => Some(m),
+            _ => None,
+        })
+    }
+
+    /// The claims among the elements.
+    pub fn claims(&self) -> impl Iterator<Item = &Claim> {
+        self.elements.iter().filter_map(|e| match e {
+            GraphElement::Claim(c) => Some(c),
+            _ => None,
+        })
+    }
+}
+
+/// The rule-based extractor, compiled from an ontology.
+#[derive(Debug)]
+pub struct Extractor {
+    ontology: Arc<Ontology>,
+    recogniser: Recogniser,
+    classifier: Classifier,
+    claims: ClaimReader,
+    relations: RelationReader,
+}
+
+impl Extractor {
+    /// Compiles an extractor; fails on an invalid cue.
+    pub fn new(ontology: Ontology) -> Result<Self, OntologyError> {
+        Ok(Extractor {
+            recogniser: Recogniser::new(&ontology),
+            classifier: Classifier::new(&ontology)?,
+            claims: ClaimReader::new(&ontology)?,
+            relations: RelationReader::new(&ontology)?,
+            ontology: Arc::new(ontology),
+        })
+    }
+
+    /// The extractor of the bundled ontology.
+    pub fn bundled() -> Self {
+        Self::new(Ontology::bundled()).expect("the bundled ontology compiles (tested)")
+    }
+
+    /// The ontology it was compiled from.
+    pub fn ontology(&self) -> &Ontology {
+        &self.ontology
+    }
+
+    /// Everything one source version yields.
+    ///
+    /// ```
+    /// use epigraph_operators::{EpistemicType, SourceVersion, extract::Extractor};
+    /// use epigraph_schemas::SourceKind;
+    /// let doc = SourceVersion::new("acme", "atlas.md", SourceKind::Document,
+    ///     "## Decisions\n\n- We decided that Maya Chen works on the Atlas project.\n- Who owns billing?\n");
+    /// let extraction = Extractor::bundled().extract(&doc);
+    /// let types: Vec<_> = extraction.memories().map(|m| m.memory_type).collect();
+    /// assert_eq!(types, [EpistemicType::Decision, EpistemicType::Question]);
+    /// assert_eq!(extraction.entity_relations[0].rel_type, "WORKS_ON");
+    /// ```
+    pub fn extract(&self, source: &SourceVersion) -> Extraction {
+        let mut out = Extraction::default();
+        let node = SourceNode {
+            id: source.node_id(),
+            tenant: source.tenant.clone(),
+            source_id: source.source_id.clone(),
+            kind: source.kind,
+            version: source.version.clone(),
+            title: source.title.clone(),
+            occurred_at: source.occurred_at,
+        };
+        let tenant = source.tenant.as_str();
+        let authority = self
+            .ontology
+            .authority
+            .of(source.kind, source.authority.as_deref());
+        let has_people = self.ontology.kind("Person").is_some();
+        // Authors named in a header block (PEPs, ADRs, RFCs) count like header authors.
+        let header_authors = header_parties(&source.body);
+        let mut with_headers;
+        let source = if header_authors.is_empty() {
+            source
+        } else {
+            with_headers = source.clone();
+            with_headers.authors.extend(header_authors);
+            &with_headers
+        };
+        if has_people {
+            self.party_edges(source, &node.id, &mut out);
+        }
+        let parties: Vec<&Party> = if has_people {
+            source.authors.iter().chain(&source.participants).collect()
+        } else {
+            Vec::new()
+        };
+        let people = LocalPeople::new(&parties);
+        let body = source.body.as_str();
+        let chars = CharIndex::new(body);
+        let year = source.occurred_at.map(year_of);
+        let units = segment::units(body);
+        // Pass 1: typed units and their strong mentions.
+        let mut scanned = Vec::with_capacity(units.len());
+        let mut local_names: HashMap<String, (String, String)> = HashMap::new();
+        for unit in &units {
+            let (mentions, candidates) = self.recogniser.scan(body, unit.start, unit.end, &people);
+            for m in &mentions {
+                local_names
+                    .entry(normalise(&body[m.start..m.end]))
+                    .or_insert((m.kind.clone(), m.key.clone()));
+            }
+            scanned.push((mentions, candidates));
+        }
+        // Pass 2: capitalised phrases named strongly elsewhere in the same source.
+        // Units that are noise still name entities: those mentions hang off the source node.
+        let mut occurrences: HashMap<String, u32> = HashMap::new();
+        let mut mention_edges: HashSet<String> = HashSet::new();
+        let mut candidate_keys: HashSet<(String, String)> = HashSet::new();
+        let provenance = |start: usize, end: usize, confidence: u16| Provenance {
+            source_id: source.source_id.clone(),
+            source_version: source.version.clone(),
+            span: (chars.at(start), chars.at(end)),
+            extractor: EXTRACTOR.to_string(),
+            confidence,
+        };
+        let mention_confidence = (authority * 1000.0).round() as u16;
+        for (unit, (mentions, candidates)) in units.iter().zip(scanned) {
+            let typing = self
+                .classifier
+                .classify(&unit.text, unit.section.as_deref(), source.kind);
+            let (mut mentions, mut open) = (mentions, Vec::new());
+            for c in candidates {
+                match local_names.get(&c.key) {
+                    Some((kind, key)) => mentions.push(Mention {
+                        start: c.start,
+                        end: c.end,
+                        surface: c.surface,
+                        kind: kind.clone(),
+                        key: key.clone(),
+                        evidence: mentions::Evidence::Pattern,
+                    }),
+                    None => open.push(c),
+                }
+            }
+            mentions.sort_by_key(|m| (m.start, m.end));
+            let ids: Vec<String> = mentions
+                .iter()
+                .map(|m| entity_id(tenant, &m.kind, &m.key))
+                .collect();
+            let memory_id = typing.map(|_| {
+                let n = occurrences.entry(unit.text.clone()).or_default();
+                *n += 1;
+                stable_id(&[
+                    "memory",
+                    tenant,
+                    &source.source_id,
+                    &unit.text,
+                    &n.to_string(),
+                ])
+            });
+            let from = memory_id.as_deref().unwrap_or(&node.id);
+            for (m, id) in mentions.iter().zip(&ids) {
+                out.sightings.push(Sighting {
+                    entity_id: id.clone(),
+                    tenant: tenant.to_string(),
+                    kind: m.kind.clone(),
+                    key: m.key.clone(),
+                    surface: m.surface.clone(),
+                    address: None,
+                    source_id: source.source_id.clone(),
+                });
+                let edge = Relation::structural(
+                    tenant,
+                    edge::MENTIONS,
+                    from,
+                    id,
+                    Some(provenance(m.start, m.end, mention_confidence)),
+                );
+                if mention_edges.insert(edge.id.clone()) {
+                    out.elements.push(GraphElement::Relation(edge));
+                }
+            }
+            for c in open {
+                if candidate_keys.insert((from.to_string(), c.key.clone())) {
+                    out.candidates.push(CandidateMention {
+                        tenant: tenant.to_string(),
+                        key: c.key,
+                        surface: c.surface,
+                        memory_id: from.to_string(),
+                        provenance: provenance(c.start, c.end, mention_confidence / 2),
+                    });
+                }
+            }
+            let (Some(typing), Some(memory_id)) = (typing, memory_id) else {
+                continue;
+            };
+            let span = (chars.at(unit.start), chars.at(unit.end));
+            let confidence = self.classifier.confidence(&typing, authority);
+            out.elements.push(GraphElement::Memory(MemoryObject {
+                id: memory_id.clone(),
+                tenant: tenant.to_string(),
+                memory_type: typing.memory_type,
+                statement_type: typing.statement_type,
+                temporal_type: typing.temporal_type,
+                text: unit.text.clone(),
+                title: source.title.clone(),
+                section: unit.section.clone(),
+                source_id: source.source_id.clone(),
+                source_version: source.version.clone(),
+                span,
+                extractor: EXTRACTOR.to_string(),
+                confidence,
+                t_valid: source.occurred_at,
+            }));
+            out.elements
+                .push(GraphElement::Relation(Relation::structural(
+                    tenant,
+                    edge::DERIVED_FROM,
+                    &memory_id,
+                    &node.id,
+                    None,
+                )));
+            if typing.memory_type == EpistemicType::Decision
+                && let Some(person) = self.decider(body, &mentions, &ids, source)
+            {
+                out.elements
+                    .push(GraphElement::Relation(Relation::structural(
+                        tenant,
+                        edge::DECIDED_BY,
+                        &memory_id,
+                        &person,
+                        None,
+                    )));
+            }
+            for r in self.relations.read(body, &mentions) {
+                let (from, to) = (&ids[r.from], &ids[r.to]);
+                let mut relation = Relation::structural(
+                    tenant,
+                    &r.rel_type,
+                    from,
+                    to,
+                    Some(provenance(r.span.0, r.span.1, confidence)),
+                );
+                relation.temporal_type = Some(r.temporal);
+                relation.t_valid = source.occurred_at;
+                out.entity_relations.push(relation);
+            }
+            for claim in self
+                .claims
+                .read(body, unit.start, unit.end, &mentions, year)
+            {
+                let (subject, subject_name) = match claim.subject {
+                    Some(i) => (ids[i].clone(), mentions[i].surface.clone()),
+                    None => title_subject(source.title.as_deref(), &source.source_id),
+                };
+                let id = stable_id(&[
+                    "claim",
+                    &memory_id,
+                    &claim.attribute,
+                    &claim.value,
+                    &(claim.start - unit.start).to_string(),
+                ]);
+                out.elements
+                    .push(GraphElement::Relation(Relation::structural(
+                        tenant,
+                        edge::ASSERTS,
+                        &memory_id,
+                        &id,
+                        None,
+                    )));
+                if claim.subject.is_some() {
+                    out.elements
+                        .push(GraphElement::Relation(Relation::structural(
+                            tenant,
+                            edge::ABOUT,
+                            &id,
+                            &subject,
+                            None,
+                        )));
+                }
+                out.elements.push(GraphElement::Claim(Claim {
+                    id,
+                    tenant: tenant.to_string(),
+                    memory_id: memory_id.clone(),
+                    subject,
+                    subject_name,
+                    attribute: claim.attribute,
+                    value: claim.value,
+                    unit: claim.unit,
+                    qualifier: claim.qualifier,
+                    t_valid: source.occurred_at,
+                    provenance: provenance(claim.start, claim.end, confidence),
+                }));
+            }
+        }
+        out.elements.insert(0, GraphElement::Source(node));
+        dedup_relations(&mut out.entity_relations);
+        out
+    }
+
+    /// People of the headers: a sighting each, and their edge to the source node.
+    fn party_edges(&self, source: &SourceVersion, node_id: &str, out: &mut Extraction) {
+        let tenant = source.tenant.as_str();
+        let participant_edge = if source.kind == SourceKind::Calendar {
+            edge::ATTENDS
+        } else {
+            edge::PARTICIPATES_IN
+        };
+        let mut edges = BTreeSet::new();
+        let groups = [
+            (&source.authors, edge::AUTHORED),
+            (&source.participants, participant_edge),
+        ];
+        for (parties, rel_type) in groups {
+            for party in parties {
+                let Some((key, surface)) = party_key(party) else {
+                    continue;
+                };
+                let id = entity_id(tenant, "Person", &key);
+                out.sightings.push(Sighting {
+                    entity_id: id.clone(),
+                    tenant: tenant.to_string(),
+                    kind: "Person".into(),
+                    key,
+                    surface,
+                    address: party.address.as_ref().map(|a| a.trim().to_lowercase()),
+                    source_id: source.source_id.clone(),
+                });
+                if edges.insert((rel_type, id.clone())) {
+                    out.elements
+                        .push(GraphElement::Relation(Relation::structural(
+                            tenant, rel_type, &id, node_id, None,
+                        )));
+                }
+            }
+        }
+    }
+
+    /// Who made a decision: a person named right after "by" or right before a decision verb,
+    /// else the source's only author.
+    fn decider(
+        &self,
+        body: &str,
+        mentions: &[Mention],
+        ids: &[String],
+        source: &SourceVersion,
+    ) -> Option<String> {
+        const VERBS: [&str; 7] = [
+            " decided",
+            " approved",
+            " accepted",
+            " pronounced",
+            " signed off",
+            " chose",
+            " rejected",
+        ];
+        for (m, id) in mentions.iter().zip(ids) {
+            if m.kind != "Person" {
+                continue;
+            }
+            let before = body[..m.start].trim_end().to_lowercase();
+            let after = body[m.end..].to_lowercase();
+            if before.ends_with(" by") || VERBS.iter().any(|v| after.starts_with(v)) {
+                return Some(id.clone());
+            }
+        }
+        let mut authors = source.authors.iter().filter_map(party_key);
+        match (authors.next(), authors.next()) {
+            (Some((key, _)), None) => Some(entity_id(&source.tenant, "Person", &key)),
+            _ => None,
+        }
+    }
+}
+
+/// Header fields that name authors.
+const AUTHOR_FIELDS: [&str; 6] = [
+    "author",
+    "authors",
+    "bdfl-delegate",
+    "pep-delegate",
+    "owner",
+    "deciders",
+];
+
+/// People named in the header block: `Name <address>`, `address (Name)` or `Name`, separated
+/// by commas.
+///
+/// ```
+/// use epigraph_operators::extract::header_parties;
+/// let people = header_parties("PEP: 1\nAuthor: Barry Warsaw <barry@python.org>, jeremy@alum.mit.edu (Jeremy Hylton)\n\nBody");
+/// assert_eq!(people[0].name.as_deref(), Some("Barry Warsaw"));
+/// assert_eq!(people[1].address.as_deref(), Some("jeremy@alum.mit.edu"));
+/// assert_eq!(people[1].name.as_deref(), Some("Jeremy Hylton"));
+/// ```
+pub fn header_parties(body: &str) -> Vec<Party> {
+    let mut parties = Vec::new();
+    for (key, value) in segment::header_fields(body) {
+        if !AUTHOR_FIELDS.contains(&key.as_str()) {
+            continue;
+        }
+        for item in split_outside_brackets(&value) {
+            let item = item.trim();
+            let (name, address) =
+                if let (Some(open), Some(close)) = (item.find('<'), item.rfind('>')) {
+                    (
+                        item[..open].trim().to_string(),
+                        Some(item[open + 1..close].trim().to_string()),
+                    )
+                } else if let (Some(open), Some(close)) = (item.find('('), item.rfind(')')) {
+                    (
+                        item[open + 1..close].trim().to_string(),
+                        Some(item[..open].trim().to_string()),
+                    )
+                } else if item.contains('@') {
+                    (String::new(), Some(item.to_string()))
+                } else {
+                    (item.to_string(), None)
+                };
+            let name = name.trim_matches('"').trim().to_string();
+            if name.is_empty() && address.is_none() {
+                continue;
+            }
+            parties.push(Party {
+                name: (!name.is_empty()).then_some(name),
+                address: address.filter(|a| !a.is_empty()),
+            });
+        }
+    }
+    parties
+}
+
+fn split_outside_brackets(value: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in value.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth <= 0 => {
+                out.push(&value[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&value[start..]);
+    out.into_iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+/// The key and surface form of a party: its name when it has one, else its address.
+fn party_key(party: &Party) -> Option<(String, String)> {
+    let name = party
+        .name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty());
+    let address = party
+        .address
+        .as_deref()
+        .map(str::trim)
+        .filter(|a| !a.is_empty());
+    match (name, address) {
+        (Some(name), _) => Some((normalise(name), name.to_string())),
+        (None, Some(address)) => Some((address.to_lowercase(), address.to_string())),
+        (None, None) => None,
+    }
+}
+
+fn dedup_relations(relations: &mut Vec<Relation>) {
+    relations.sort_by(|a, b| a.id.cmp(&b.id).then(a.provenance.cmp(&b.provenance)));
+    relations.dedup_by(|later, first| later.id == first.id);
+}
+
+/// Byte to character offsets of a body, in O(1) for ASCII bodies.
+struct CharIndex {
+    table: Option<Vec<u32>>,
+}
+
+impl CharIndex {
+    fn new(body: &str) -> Self {
+        if body.is_ascii() {
+            return CharIndex { table: None };
+        }
+        let mut table = vec![0u32; body.len() + 1];
+        let mut count = 0u32;
+        for (byte, c) in body.char_indices() {
+            for slot in &mut table[byte..byte + c.len_utf8()] {
+                *slot = count;
+            }
+            count += 1;
+        }
+        table[body.len()] = count;
+        CharIndex { table: Some(table) }
+    }
+
+    fn at(&self, byte: usize) -> u32 {
+        match &self.table {
+            None => byte as u32,
+            Some(table) => table[byte],
+        }
+    }
+}
+
+/// The civil year of a time in ms since the Unix epoch (proleptic Gregorian, UTC).
+///
+/// ```
+/// assert_eq!(epigraph_operators::extract::year_of(1_780_000_000_000), 2026);
+/// assert_eq!(epigraph_operators::extract::year_of(0), 1970);
+/// ```
+pub fn year_of(ms: i64) -> i32 {
+    // Howard Hinnant's days-to-civil.
+    let days = ms.div_euclid(86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2)) as i32
+}
+
+/// What the per-source stage of [`extract_graph`] emits.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+enum Extracted {
+    Element(GraphElement),
+    Sighting(Sighting),
+    EntityRelation(Relation),
+    Candidate(CandidateMention),
+}
+
+/// The graph elements one source version yields on its own (no cross-source aggregation):
+/// handy for tests and tools; the dataflow uses [`extract_graph`].
+pub fn elements_of(extractor: &Extractor, source: &SourceVersion) -> Vec<GraphElement> {
+    extractor.extract(source).elements
+}
+
+/// The dataflow stage: live source versions to graph elements.
+///
+/// - per source: its node, memory objects, claims and structural edges;
+/// - per entity: one [`EntityNode`] aggregating every sighting in the tenant;
+/// - per vocabulary relation between two entities: one edge, with the number of sources that
+///   state it and the provenance of the earliest;
+/// - per capitalised phrase that names an entity known anywhere in the tenant: a `MENTIONS` edge.
+///
+/// ```
+/// use std::sync::Arc;
+/// use differential_dataflow::input::Input;
+/// use epigraph_operators::{GraphElement, SourceVersion, extract::{Extractor, extract_graph}};
+/// use epigraph_schemas::SourceKind;
+/// use timely::dataflow::operators::capture::{Capture, Extract};
+///
+/// let a = SourceVersion::new("t", "a", SourceKind::Document, "Borealis is a Kestrel Capital project.");
+/// let b = SourceVersion::new("t", "b", SourceKind::Chat, "Kestrel Capital called again today.");
+/// let extractor = Arc::new(Extractor::bundled());
+/// let captured = timely::example(move |scope| {
+///     let docs = scope.new_collection_from(vec![a, b]).1;
+///     extract_graph(docs, extractor).inner.capture()
+/// });
+/// let elements: Vec<_> = captured.extract().into_iter().flat_map(|(_, v)| v).map(|(e, _, _)| e).collect();
+/// let kestrel: Vec<_> = elements.iter().filter_map(|e| match e {
+///     GraphElement::Entity(n) if n.name == "Kestrel Capital" => Some(n.sources), _ => None }).collect();
+/// assert_eq!(kestrel, [2]);
+/// ```
+pub fn extract_graph<'s, T>(
+    sources: VecCollection<'s, T, SourceVersion>,
+    extractor: Arc<Extractor>,
+) -> VecCollection<'s, T, GraphElement>
+where
+    T: Timestamp + Lattice,
+{
+    let ontology_recurring = extractor
+        .ontology()
+        .recurring
+        .as_ref()
+        .map(|r| (r.kind.clone(), r.min_sources));
+    let extracted = sources.flat_map(move |source| {
+        let x = extractor.extract(&source);
+        x.elements
+            .into_iter()
+            .map(Extracted::Element)
+            .chain(x.sightings.into_iter().map(Extracted::Sighting))
+            .chain(
+                x.entity_relations
+                    .into_iter()
+                    .map(Extracted::EntityRelation),
+            )
+            .chain(x.candidates.into_iter().map(Extracted::Candidate))
+            .collect::<Vec<_>>()
+    });
+    let elements = extracted.clone().flat_map(|x| match x {
+        Extracted::Element(e) => Some(e),
+        _ => None,
+    });
+    let sightings = extracted.clone().flat_map(|x| match x {
+        Extracted::Sighting(s) => Some(s),
+        _ => None,
+    });
+    let entities = sightings
+        .clone()
+        .map(|s| (s.entity_id.clone(), s))
+        .reduce(|_id, input, output| output.push((aggregate_entity(input), 1)))
+        .map(|(_, node)| GraphElement::Entity(node));
+    let entity_relations = extracted
+        .clone()
+        .flat_map(|x| match x {
+            Extracted::EntityRelation(r) => Some((r.id.clone(), r)),
+            _ => None,
+        })
+        .reduce(|_id, input, output| output.push((aggregate_relation(input), 1)))
+        .map(|(_, relation)| GraphElement::Relation(relation));
+    let known = sightings
+        .map(|s| ((s.tenant, s.key), s.entity_id))
+        .distinct();
+    let candidates = extracted.flat_map(|x| match x {
+        Extracted::Candidate(c) => Some(((c.tenant.clone(), c.key.clone()), c)),
+        _ => None,
+    });
+    // Untyped phrases recurring in enough sources become entities of the fallback kind.
+    let recurring_elements = match ontology_recurring {
+        Some((kind, min_sources)) => {
+            let recurring_keys = candidates
+                .clone()
+                .map(|(key, c)| (key, c.provenance.source_id))
+                .distinct()
+                .map(|(key, _)| key)
+                .count()
+                .filter(move |(_, n)| *n >= min_sources as isize)
+                .map(|(key, _)| (key, ()))
+                .antijoin(known.clone().map(|(key, _)| key).distinct())
+                .map(|(key, ())| key);
+            let recurring = candidates.clone().semijoin(recurring_keys);
+            let fallback_kind = kind.clone();
+            let sightings = recurring.clone().map(move |((tenant, key), c)| Sighting {
+                entity_id: entity_id(&tenant, &fallback_kind, &key),
+                tenant,
+                kind: fallback_kind.clone(),
+                key,
+                surface: c.surface,
+                address: None,
+                source_id: c.provenance.source_id,
+            });
+            let entities = sightings
+                .map(|s| (s.entity_id.clone(), s))
+                .reduce(|_id, input, output| output.push((aggregate_entity(input), 1)))
+                .map(|(_, node)| GraphElement::Entity(node));
+            let mentions = recurring.map(move |((tenant, key), c)| {
+                GraphElement::Relation(Relation::structural(
+                    &tenant,
+                    edge::MENTIONS,
+                    &c.memory_id,
+                    &entity_id(&tenant, &kind, &key),
+                    Some(c.provenance),
+                ))
+            });
+            Some(entities.concat(mentions))
+        }
+        None => None,
+    };
+    let candidate_mentions = candidates.join_map(known, |(tenant, _), candidate, entity| {
+        GraphElement::Relation(Relation::structural(
+            tenant,
+            edge::MENTIONS,
+            &candidate.memory_id,
+            entity,
+            Some(candidate.provenance.clone()),
+        ))
+    });
+    let all = elements
+        .concat(entities)
+        .concat(entity_relations)
+        .concat(candidate_mentions);
+    match recurring_elements {
+        Some(recurring) => all.concat(recurring),
+        None => all,
+    }
+}
+
+fn aggregate_entity(input: &[(&Sighting, isize)]) -> EntityNode {
+    let first = input[0].0;
+    let mut surfaces: BTreeMap<&str, isize> = BTreeMap::new();
+    let mut addresses = BTreeSet::new();
+    let mut sources = BTreeSet::new();
+    let mut mentions = 0isize;
+    for (sighting, count) in input {
+        *surfaces.entry(sighting.surface.as_str()).or_default() += count;
+        if let Some(address) = &sighting.address {
+            addresses.insert(address.clone());
+        }
+        sources.insert(sighting.source_id.as_str());
+        mentions += count;
+    }
+    let name = surfaces
+        .iter()
+        .max_by(|(a, na), (b, nb)| {
+            let words = |s: &str| s.split_whitespace().count();
+            (words(a), **na)
+                .cmp(&(words(b), **nb))
+                .then_with(|| b.cmp(a))
+        })
+        .map(|(s, _)| s.to_string())
+        .unwrap_or_default();
+    EntityNode {
+        id: first.entity_id.clone(),
+        tenant: first.tenant.clone(),
+        kind: first.kind.clone(),
+        name,
+        aliases: surfaces.keys().map(|s| s.to_string()).collect(),
+        addresses: addresses.into_iter().collect(),
+        mentions: mentions.max(0) as u32,
+        sources: sources.len() as u32,
+    }
+}
+
+fn aggregate_relation(input: &[(&Relation, isize)]) -> Relation {
+    let mut sources = BTreeSet::new();
+    for (relation, _) in input {
+        if let Some(p) = &relation.provenance {
+            sources.insert(p.source_id.as_str());
+        }
+    }
+    let earliest = input
+        .iter()
+        .map(|(r, _)| *r)
+        .min_by(|a, b| {
+            (a.t_valid.unwrap_or(i64::MAX), &a.provenance)
+                .cmp(&(b.t_valid.unwrap_or(i64::MAX), &b.provenance))
+        })
+        .expect("reduce input is never empty");
+    let mut relation = earliest.clone();
+    relation.support = sources.len().max(1) as u32;
+    relation
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,515 @@
+//! Splitting a source body into units: sentences and list items, each with its byte span and
+//! the heading of the section it sits under.
+//!
+//! Understands Markdown (`#` headings, fenced code, `-`/`*`/`1.` lists), reStructuredText
+//! (underlined headings, `::` literal blocks, directives), RFC 822-style header blocks at the top
+//! (PEPs, ADRs: `Status: Accepted`) and plain prose.
+
+/// What a unit is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnitForm {
+    /// A `Key: value` line of the header block.
+    Header,
+    /// An item of a list (or a sentence inside one).
+    ListItem,
+    /// A sentence of a paragraph.
+    Sentence,
+}
+
+/// A unit of text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unit {
+    /// Byte offset of the first character in the body.
+    pub start: usize,
+    /// Byte offset after the last character.
+    pub end: usize,
+    /// The text with whitespace runs collapsed to one space.
+    pub text: String,
+    /// Heading of the enclosing section, if any.
+    pub section: Option<String>,
+    /// Sentence, list item or header line.
+    pub form: UnitForm,
+}
+
+/// Header keys whose lines are memory units (the others, like `Author` or `Created`, are
+/// metadata).
+const HEADER_KEYS: [&str; 10] = [
+    "status",
+    "created",
+    "resolution",
+    "superseded-by",
+    "replaces",
+    "decision",
+    "owner",
+    "due",
+    "deadline",
+    "decided",
+];
+
+/// Words before a period that do not end a sentence.
+const ABBREVIATIONS: [&str; 22] = [
+    "e.g", "i.e", "etc", "mr", "mrs", "ms", "dr", "prof", "vs", "cf", "fig", "no", "approx",
+    "incl", "al", "st", "jr", "sr", "inc", "ltd", "corp", "u.s",
+];
+
+/// The units of a body, in order.
+///
+/// ```
+/// use epigraph_operators::extract::segment::{UnitForm, units};
+/// let body = "Status: Accepted\nAuthor: Ann\n\n# Decisions\n\nWe ship v2. It is faster.\n\n- Drop v1 by May\n";
+/// let found = units(body);
+/// let texts: Vec<_> = found.iter().map(|u| u.text.as_str()).collect();
+/// assert_eq!(texts, ["Status: Accepted", "We ship v2.", "It is faster.", "Drop v1 by May"]);
+/// assert_eq!(found[0].form, UnitForm::Header);
+/// assert_eq!(found[1].section.as_deref(), Some("Decisions"));
+/// assert_eq!(&body[found[3].start..found[3].end], "Drop v1 by May");
+/// ```
+pub fn units(body: &str) -> Vec<Unit> {
+    let lines = lines_with_offsets(body);
+    let mut out = Vec::new();
+    let mut section: Option<String> = None;
+    let mut i = header_block(&lines, &mut out);
+    let mut in_fence = false;
+    let mut literal_indent: Option<usize> = None;
+    let mut block: Option<Block> = None;
+    while i < lines.len() {
+        let (offset, line) = lines[i];
+        let trimmed = line.trim();
+        let indent = line.len() - line.trim_start().len();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            flush(&mut block, body, &section, &mut out);
+            in_fence = !in_fence;
+            i += 1;
+            continue;
+        }
+        if in_fence {
+            i += 1;
+            continue;
+        }
+        if let Some(min) = literal_indent {
+            if trimmed.is_empty() || indent > min {
+                i += 1;
+                continue;
+            }
+            literal_indent = None;
+        }
+        if trimmed.is_empty() {
+            flush(&mut block, body, &section, &mut out);
+            i += 1;
+            continue;
+        }
+        if let Some(heading) = markdown_heading(trimmed) {
+            flush(&mut block, body, &section, &mut out);
+            section = Some(heading);
+            i += 1;
+            continue;
+        }
+        if is_rule(trimmed) {
+            // An RST overline, or an underline of a heading already taken.
+            flush(&mut block, body, &section, &mut out);
+            i += 1;
+            continue;
+        }
+        if block.is_none()
+            && let Some((_, next)) = lines.get(i + 1)
+            && is_rule(next.trim())
+            && next.trim().chars().count() >= trimmed.chars().count().min(3)
+        {
+            section = Some(clean_heading(trimmed));
+            i += 2;
+            continue;
+        }
+        if block.is_none() && is_label_heading(trimmed) {
+            section = Some(clean_heading(trimmed.trim_end_matches(':')));
+            i += 1;
+            continue;
+        }
+        if trimmed.starts_with(".. ") || is_table_line(trimmed) {
+            flush(&mut block, body, &section, &mut out);
+            if trimmed.starts_with(".. ") {
+                literal_indent = Some(indent);
+            }
+            i += 1;
+            continue;
+        }
+        if let Some(marker) = list_marker(line) {
+            flush(&mut block, body, &section, &mut out);
+            block = Some(Block {
+                start: offset + marker,
+                end: offset + line.trim_end().len(),
+                indent,
+                form: UnitForm::ListItem,
+            });
+        } else {
+            match &mut block {
+                Some(open) if open.form == UnitForm::Sentence || indent > open.indent => {
+                    open.end = offset + line.trim_end().len();
+                }
+                _ => {
+                    flush(&mut block, body, &section, &mut out);
+                    block = Some(Block {
+                        start: offset + indent,
+                        end: offset + line.trim_end().len(),
+                        indent,
+                        form: UnitForm::Sentence,
+                    });
+                }
+            }
+        }
+        if trimmed.ends_with("::") {
+            flush(&mut block, body, &section, &mut out);
+            literal_indent = Some(indent);
+        }
+        i += 1;
+    }
+    flush(&mut block, body, &section, &mut out);
+    out
+}
+
+struct Block {
+    start: usize,
+    end: usize,
+    indent: usize,
+    form: UnitForm,
+}
+
+fn lines_with_offsets(body: &str) -> Vec<(usize, &str)> {
+    let mut offset = 0;
+    body.split_inclusive('\n')
+        .map(|line| {
+            let at = offset;
+            offset += line.len();
+            (at, line.trim_end_matches(['\n', '\r']))
+        })
+        .collect()
+}
+
+/// The RFC 822-style header block at the top, if any; returns the index of the first line
+/// after it.
+fn header_block(lines: &[(usize, &str)], out: &mut Vec<Unit>) -> usize {
+    let is_header = |line: &str| {
+        line.split_once(": ").is_some_and(|(key, _)| {
+            !key.is_empty()
+                && key.len() <= 30
+                && key.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+                && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
+    };
+    let Some(&(_, first)) = lines.first() else {
+        return 0;
+    };
+    let second_is_header = lines.get(1).is_some_and(|(_, l)| is_header(l));
+    if !(is_header(first) && second_is_header) {
+        return 0;
+    }
+    let mut i = 0;
+    while i < lines.len() {
+        let (offset, line) = lines[i];
+        if !is_header(line) {
+            break;
+        }
+        let mut end = offset + line.len();
+        let mut j = i + 1;
+        while j < lines.len()
+            && lines[j].1.starts_with([' ', '\t'])
+            && !lines[j].1.trim().is_empty()
+        {
+            end = lines[j].0 + lines[j].1.len();
+            j += 1;
+        }
+        let key = line.split_once(':').map(|(k, _)| k.to_ascii_lowercase());
+        if key.is_some_and(|k| HEADER_KEYS.contains(&k.as_str())) {
+            out.push(Unit {
+                start: offset,
+                end,
+                text: collapse(&line_span(lines, offset, end)),
+                section: None,
+                form: UnitForm::Header,
+            });
+        }
+        i = j;
+    }
+    i
+}
+
+/// The `Key: value` fields of the header block at the top of a body (continuation lines
+/// joined), e.g. a PEP's `Author:` line.
+///
+/// ```
+/// use epigraph_operators::extract::segment::header_fields;
+/// let body = "PEP: 8\nAuthor: Guido van Rossum <guido@python.org>,\n        Barry Warsaw <barry@python.org>\n\nText.";
+/// let fields = header_fields(body);
+/// assert_eq!(fields[1].0, "author");
+/// assert!(fields[1].1.ends_with("Barry Warsaw <barry@python.org>"));
+/// ```
+pub fn header_fields(body: &str) -> Vec<(String, String)> {
+    let lines = lines_with_offsets(body);
+    let mut sink = Vec::new();
+    let end = header_block(&lines, &mut sink);
+    let mut fields: Vec<(String, String)> = Vec::new();
+    for (_, line) in &lines[..end] {
+        if line.starts_with([' ', '\t']) {
+            if let Some((_, value)) = fields.last_mut() {
+                value.push(' ');
+                value.push_str(line.trim());
+            }
+        } else if let Some((key, value)) = line.split_once(':') {
+            fields.push((key.trim().to_ascii_lowercase(), value.trim().to_string()));
+        }
+    }
+    fields
+}
+
+fn line_span(lines: &[(usize, &str)], start: usize, end: usize) -> String {
+    let mut text = String::new();
+    for (offset, line) in lines {
+        if *offset >= start && *offset < end {
+            text.push_str(line);
+            text.push(' ');
+        }
+    }
+    text
+}
+
+fn markdown_heading(trimmed: &str) -> Option<String> {
+    let hashes = trimmed.chars().take_while(|c| *c == '#').count();
+    if (1..=6).contains(&hashes) && trimmed[hashes..].starts_with(' ') {
+        return Some(clean_heading(&trimmed[hashes..]));
+    }
+    let bold = trimmed.strip_prefix("**")?.strip_suffix("**")?;
+    (!bold.contains("**") && bold.split_whitespace().count() <= 6)
+        .then(|| clean_heading(bold.trim_end_matches(':')))
+}
+
+fn clean_heading(text: &str) -> String {
+    collapse(text.trim().trim_matches(['#', '*', '_', '`', ' ']))
+}
+
+/// A line of one repeated punctuation character (RST underline or overline, Markdown rule).
+fn is_rule(trimmed: &str) -> bool {
+    let mut chars = trimmed.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    "=-~^*+#\"'`:._".contains(first) && trimmed.len() >= 3 && chars.all(|c| c == first)
+}
+
+/// A short line ending in a colon that names a section: `Decisions:`, `Open questions:`.
+fn is_label_heading(trimmed: &str) -> bool {
+    let Some(label) = trimmed.strip_suffix(':') else {
+        return false;
+    };
+    let words = label.split_whitespace().count();
+    (1..=4).contains(&words)
+        && label.chars().next().is_some_and(|c| c.is_uppercase())
+        && label
+            .chars()
+            .all(|c| c.is_alphanumeric() || " -/&'".contains(c))
+}
+
+fn is_table_line(trimmed: &str) -> bool {
+    (trimmed.starts_with('+') && trimmed.ends_with('+') && trimmed.contains("--"))
+        || (trimmed.starts_with('|') && trimmed.ends_with('|'))
+        || (trimmed.starts_with("===") && trimmed.contains(' '))
+}
+
+/// Byte length of a list marker and the space after it, if the line is a list item.
+fn list_marker(line: &str) -> Option<usize> {
+    let indent = line.len() - line.trim_start().len();
+    let rest = &line[indent..];
+    let marker = if rest.starts_with(['-', '*', '+', '•']) {
+        rest.chars().next().map(char::len_utf8)?
+    } else if let Some(stripped) = rest.strip_prefix("#.") {
+        rest.len() - stripped.len()
+    } else {
+        let digits = rest.chars().take_while(|c| c.is_ascii_digit()).count();
+        let after = rest[digits..].chars().next();
+        if (1..=3).contains(&digits) && matches!(after, Some('.') | Some(')')) {
+            digits + 1
+        } else {
+            return None;
+        }
+    };
+    let after = &rest[marker..];
+    let spaces = after.len() - after.trim_start().len();
+    (spaces > 0 && !after.trim().is_empty()).then_some(indent + marker + spaces)
+}
+
+fn flush(block: &mut Option<Block>, body: &str, section: &Option<String>, out: &mut Vec<Unit>) {
+    let Some(block) = block.take() else {
+        return;
+    };
+    for (start, end) in sentences(body, block.start, block.end) {
+        let text = collapse(&body[start..end]);
+        if text.chars().any(char::is_alphanumeric) {
+            out.push(Unit {
+                start,
+                end,
+                text,
+                section: section.clone(),
+                form: block.form,
+            });
+        }
+    }
+}
+
+/// Sentence spans inside `body[start..end]`.
+fn sentences(body: &str, start: usize, end: usize) -> Vec<(usize, usize)> {
+    let text = &body[start..end];
+    let mut spans = Vec::new();
+    let mut sentence_start = 0;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut k = 0;
+    while k < chars.len() {
+        let (at, c) = chars[k];
+        if matches!(c, '.' | '!' | '?') {
+            let mut close = k + 1;
+            while close < chars.len()
+                && matches!(chars[close].1, '"' | '\'' | ')' | ']' | '”' | '’')
+            {
+                close += 1;
+            }
+            let next_is_space = chars.get(close).is_some_and(|(_, n)| n.is_whitespace());
+            let mut next = close;
+            while next < chars.len() && chars[next].1.is_whitespace() {
+                next += 1;
+            }
+            let starts_new = chars.get(next).is_some_and(|(_, n)| {
+                n.is_uppercase() || n.is_ascii_digit() || "\"'(*`“‘[".contains(*n)
+            });
+            if next_is_space && starts_new && (c != '.' || !is_abbreviation(text, at)) {
+                let end_byte = chars.get(close).map_or(text.len(), |(b, _)| *b);
+                spans.push((sentence_start, end_byte));
+                sentence_start = chars.get(next).map_or(text.len(), |(b, _)| *b);
+                k = next;
+                continue;
+            }
+        }
+        k += 1;
+    }
+    if sentence_start < text.len() {
+        spans.push((sentence_start, text.len()));
+    }
+    spans
+        .into_iter()
+        .map(|(s, e)| {
+            let piece = &text[s..e];
+            let lead = piece.len() - piece.trim_start().len();
+            (start + s + lead, start + s + piece.trim_end().len())
+        })
+        .filter(|(s, e)| s < e)
+        .collect()
+}
+
+/// Whether the period at byte `at` of `text` ends an abbreviation or an initial.
+fn is_abbreviation(text: &str, at: usize) -> bool {
+    let word: String = text[..at]
+        .chars()
+        .rev()
+        .take_while(|c| c.is_alphanumeric() || *c == '.')
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let lower = word.to_lowercase();
+    let single_initial = word.chars().count() == 1 && word.chars().all(|c| c.is_uppercase());
+    single_initial || ABBREVIATIONS.contains(&lower.as_str())
+}
+
+/// Collapses whitespace runs to one space and trims.
+///
+/// ```
+/// assert_eq!(epigraph_operators::extract::segment::collapse(" a \n\t b "), "a b");
+/// ```
+pub fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(body: &str) -> Vec<String> {
+        units(body).into_iter().map(|u| u.text).collect()
+    }
+
+    #[test]
+    fn rst_headings_set_the_section_and_literal_blocks_are_skipped() {
+        let body = "Open Issues\n===========\n\nShould we also cover bytes? Nobody knows.\n\nExample::\n\n    x = 1\n    y = 2\n\nBack to prose.\n";
+        let found = units(body);
+        let texts: Vec<_> = found.iter().map(|u| u.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "Should we also cover bytes?",
+                "Nobody knows.",
+                "Example::",
+                "Back to prose."
+            ]
+        );
+        assert!(
+            found
+                .iter()
+                .all(|u| u.section.as_deref() == Some("Open Issues"))
+        );
+    }
+
+    #[test]
+    fn wrapped_paragraphs_and_list_items_keep_exact_spans() {
+        let body = "We moved the launch\nto June 3. Dr. Chen agrees with J. Singh.\n\n* first item\n  continues here\n* second item\n";
+        let found = units(body);
+        assert_eq!(
+            found.iter().map(|u| u.text.as_str()).collect::<Vec<_>>(),
+            [
+                "We moved the launch to June 3.",
+                "Dr. Chen agrees with J. Singh.",
+                "first item continues here",
+                "second item"
+            ]
+        );
+        for unit in &found {
+            assert_eq!(collapse(&body[unit.start..unit.end]), unit.text);
+        }
+        assert_eq!(found[2].form, UnitForm::ListItem);
+    }
+
+    #[test]
+    fn fenced_code_tables_and_directives_are_not_units() {
+        let body = "Intro text here.\n\n```\nlet x = 1;\n```\n\n| a | b |\n\n.. note::\n   hidden\n\nDone now.";
+        assert_eq!(texts(body), ["Intro text here.", "Done now."]);
+    }
+
+    #[test]
+    fn label_headings_and_questions() {
+        let body = "Open questions:\n- Who owns billing?\n- Is the €2M cap final?";
+        let found = units(body);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].section.as_deref(), Some("Open questions"));
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics_and_spans_are_char_boundaries() {
+        let samples = [
+            "",
+            "\n\n",
+            "::",
+            "a.b.c. D",
+            "é. É? ü!",
+            "#",
+            "# ",
+            "1.",
+            "- ",
+            "x\n===",
+            "“Quote.” Next",
+            "Key: v\nK2: w\n  cont\n\nbody",
+            "**Bold**\ntext",
+            "\u{1F600}. \u{1F600}",
+        ];
+        for body in samples {
+            for unit in units(body) {
+                assert!(body.is_char_boundary(unit.start) && body.is_char_boundary(unit.end));
+                assert!(unit.start < unit.end);
+            }
+        }
+    }
+}

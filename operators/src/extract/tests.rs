@@ -1,0 +1,239 @@
+use differential_dataflow::input::Input;
+use epigraph_schemas::{Party, SourceKind};
+use timely::dataflow::operators::capture::{Capture, Extract};
+
+use super::*;
+
+fn doc(id: &str, body: &str) -> SourceVersion {
+    SourceVersion::new("acme", id, SourceKind::Document, body)
+}
+
+/// Runs `extract_graph` over the given rounds of updates and returns the consolidated updates
+/// at each time.
+fn run(rounds: Vec<Vec<(SourceVersion, isize)>>) -> Vec<Vec<(GraphElement, isize)>> {
+    let n = rounds.len();
+    let captured = timely::execute_directly(move |worker| {
+        let extractor = Arc::new(Extractor::bundled());
+        let (mut input, captured) = worker.dataflow::<u64, _, _>(|scope| {
+            let (input, docs) = scope.new_collection::<SourceVersion, isize>();
+            (
+                input,
+                extract_graph(docs, extractor).consolidate().inner.capture(),
+            )
+        });
+        for (t, round) in rounds.into_iter().enumerate() {
+            input.advance_to(t as u64);
+            for (version, diff) in round {
+                input.update(version, diff);
+            }
+        }
+        input.close();
+        while worker.step() {}
+        captured
+    });
+    let mut at = vec![Vec::new(); n];
+    for (_, updates) in captured.extract() {
+        for (element, time, diff) in updates {
+            at[time as usize].push((element, diff));
+        }
+    }
+    for updates in &mut at {
+        updates.sort();
+    }
+    at
+}
+
+fn sorted(mut v: Vec<(GraphElement, isize)>) -> Vec<(GraphElement, isize)> {
+    v.sort();
+    v
+}
+
+#[test]
+fn a_single_source_yields_exactly_its_extraction() {
+    let a = doc(
+        "a.md",
+        "Maya Chen works on the Atlas project. Is the launch on June 3?",
+    );
+    let x = Extractor::bundled().extract(&a);
+    let mut expected: Vec<(GraphElement, isize)> =
+        x.elements.iter().cloned().map(|e| (e, 1)).collect();
+    let entities = [("Maya Chen", "Person"), ("Atlas", "Project")];
+    for (name, kind) in entities {
+        let key = normalise(name);
+        expected.push((
+            GraphElement::Entity(EntityNode {
+                id: entity_id("acme", kind, &key),
+                tenant: "acme".into(),
+                kind: kind.into(),
+                name: name.into(),
+                aliases: vec![name.into()],
+                addresses: vec![],
+                mentions: 1,
+                sources: 1,
+            }),
+            1,
+        ));
+    }
+    expected.extend(
+        x.entity_relations
+            .iter()
+            .cloned()
+            .map(|r| (GraphElement::Relation(r), 1)),
+    );
+    assert_eq!(x.entity_relations.len(), 1);
+    assert_eq!(run(vec![vec![(a, 1)]]), vec![sorted(expected)]);
+}
+
+#[test]
+fn an_edit_retracts_exactly_the_changed_units() {
+    let old = doc(
+        "plan.md",
+        "We decided to launch Atlas in May. Maya Chen works on the Atlas project.",
+    );
+    let new = doc(
+        "plan.md",
+        "We decided to launch Atlas in June. Maya Chen works on the Atlas project.",
+    );
+    let extractor = Extractor::bundled();
+    let (x_old, x_new) = (extractor.extract(&old), extractor.extract(&new));
+    let rounds = run(vec![vec![(old.clone(), 1)], vec![(old, -1), (new, 1)]]);
+    // Expected change at time 1: per-source elements that differ, nothing else (the entities,
+    // the WORKS_ON relation and the unchanged second sentence keep their content).
+    let mut expected: Vec<(GraphElement, isize)> = Vec::new();
+    for e in &x_old.elements {
+        if !x_new.elements.contains(e) {
+            expected.push((e.clone(), -1));
+        }
+    }
+    for e in &x_new.elements {
+        if !x_old.elements.contains(e) {
+            expected.push((e.clone(), 1));
+        }
+    }
+    // The WORKS_ON relation keeps its id; its provenance (version, span) is rewritten.
+    let relation = |x: &Extraction| GraphElement::Relation(x.entity_relations[0].clone());
+    expected.push((relation(&x_old), -1));
+    expected.push((relation(&x_new), 1));
+    assert!(!expected.is_empty());
+    // The edited sentence changes id; the unchanged one keeps its id but its source version
+    // changed, so it is rewritten with the same id.
+    let changed_ids: BTreeSet<_> = expected.iter().map(|(e, _)| e.id().to_string()).collect();
+    let unchanged = x_new
+        .memories()
+        .find(|m| m.text.starts_with("Maya"))
+        .unwrap();
+    assert!(changed_ids.contains(&unchanged.id));
+    assert_eq!(rounds[1], sorted(expected));
+}
+
+#[test]
+fn deleting_the_last_source_of_an_entity_retracts_it_and_shared_entities_survive() {
+    let a = doc("a.md", "Kestrel Capital invests in Northwind Labs.");
+    let b = doc("b.md", "Kestrel Capital sent the term sheet.");
+    let rounds = run(vec![
+        vec![(a.clone(), 1), (b.clone(), 1)],
+        vec![(a.clone(), -1)],
+    ]);
+    let entity = |name: &str, at: &[(GraphElement, isize)]| -> Vec<(u32, isize)> {
+        at.iter()
+            .filter_map(|(e, d)| match e {
+                GraphElement::Entity(n) if n.name == name => Some((n.sources, *d)),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(entity("Kestrel Capital", &rounds[0]), [(2, 1)]);
+    assert_eq!(entity("Northwind Labs", &rounds[0]), [(1, 1)]);
+    // Kestrel Capital is rewritten with one source; Northwind Labs disappears.
+    let mut kestrel = entity("Kestrel Capital", &rounds[1]);
+    kestrel.sort();
+    assert_eq!(kestrel, [(1, 1), (2, -1)]);
+    assert_eq!(entity("Northwind Labs", &rounds[1]), [(1, -1)]);
+    // Everything a.md contributed alone is retracted exactly.
+    for element in Extractor::bundled().extract(&a).elements {
+        assert!(rounds[1].contains(&(element, -1)));
+    }
+    // Removing b too leaves nothing at all.
+    let all = run(vec![
+        vec![(a.clone(), 1), (b.clone(), 1)],
+        vec![(a, -1), (b, -1)],
+    ]);
+    let mut net: BTreeMap<GraphElement, isize> = BTreeMap::new();
+    for (e, d) in all.into_iter().flatten() {
+        *net.entry(e).or_default() += d;
+    }
+    assert!(net.values().all(|d| *d == 0));
+}
+
+#[test]
+fn a_phrase_known_elsewhere_becomes_a_mention() {
+    let a = doc("a.md", "Borealis is the Ledger project.");
+    let b = doc("b.md", "Ledger went down twice this morning.");
+    let rounds = run(vec![vec![(a, 1), (b.clone(), 1)]]);
+    let b_memory = Extractor::bundled()
+        .extract(&b)
+        .memories()
+        .next()
+        .unwrap()
+        .id
+        .clone();
+    let ledger = entity_id("acme", "Project", "ledger");
+    assert!(rounds[0].iter().any(|(e, d)| *d == 1
+        && matches!(e, GraphElement::Relation(r)
+            if r.rel_type == edge::MENTIONS && r.from == b_memory && r.to == ledger)));
+}
+
+#[test]
+fn people_from_headers_author_and_attend() {
+    let mut invite = SourceVersion::new(
+        "acme",
+        "cal-1",
+        SourceKind::Calendar,
+        "Decision review for Atlas. Priya will present the budget of €1.2M.",
+    );
+    invite.authors = vec![Party {
+        name: Some("Priya Raman".into()),
+        address: Some("Priya@Northwind.example".into()),
+    }];
+    invite.participants = vec![Party {
+        name: None,
+        address: Some("tom@northwind.example".into()),
+    }];
+    let x = Extractor::bundled().extract(&invite);
+    let edges: Vec<&str> = x
+        .elements
+        .iter()
+        .filter_map(|e| match e {
+            GraphElement::Relation(r) => Some(r.rel_type.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(edges.contains(&edge::AUTHORED) && edges.contains(&edge::ATTENDS));
+    let priya = x.sightings.iter().find(|s| s.key == "priya raman").unwrap();
+    assert_eq!(priya.address.as_deref(), Some("priya@northwind.example"));
+    // "Priya" in the text is a mention of the author.
+    assert!(
+        x.sightings
+            .iter()
+            .any(|s| s.surface == "Priya" && s.key == "priya raman")
+    );
+    let budget: Vec<_> = x
+        .claims()
+        .map(|c| (c.attribute.as_str(), c.value.as_str()))
+        .collect();
+    assert_eq!(budget, [("budget", "1200000")]);
+}
+
+#[test]
+fn units_carry_exact_char_spans_in_non_ascii_bodies() {
+    let body = "Ça marche. Zoë décide: we decided to go with Berlin.";
+    let x = Extractor::bundled().extract(&doc("fr.md", body));
+    for m in x.memories() {
+        let text: String = body
+            .chars()
+            .skip(m.span.0 as usize)
+            .take((m.span.1 - m.span.0) as usize)
+            .collect();
+        assert_eq!(text, m.text);
+    }
+}
