@@ -37,11 +37,32 @@ pub struct EpigraphConfig {
     pub mail: MailConfig,
     /// `epigraph run`.
     pub run: RunConfig,
+    /// The ontology: kinds, relations, epistemic types, edges, authority.
+    pub ontology: OntologyConfig,
     /// `epigraph serve`.
     pub serve: ServeConfig,
     /// Local state of the connectors (manifests of published files). Default
     /// `$EPIGRAPH_HOME/state`.
     pub state_dir: Option<PathBuf>,
+}
+
+/// Where the ontology comes from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OntologyConfig {
+    /// A folder of `*.toml` files replacing the bundled ontology (`ontology/` of the project).
+    /// Default: the bundled one.
+    pub dir: Option<PathBuf>,
+    /// Folders whose `*.toml` files are loaded on top: new kinds and relations extend the
+    /// vocabulary, ones with an existing name replace it.
+    pub extra: Vec<PathBuf>,
+}
+
+impl OntologyConfig {
+    /// Loads and validates the ontology.
+    pub fn load(&self) -> Result<epigraph_operators::Ontology, epigraph_operators::OntologyError> {
+        epigraph_operators::Ontology::load(self.dir.as_deref(), &self.extra)
+    }
 }
 
 /// How `epigraph run` seals epochs.

@@ -3,11 +3,13 @@
 //! `epigraph-connectors` (I/O); this crate wires them together.
 //!
 //! - [`config`]: `epigraph.toml` + `EPIGRAPH_*` variables.
-//! - [`cli`]: the subcommands (`ingest`, `run`, `serve`, `schemas`).
+//! - [`cli`]: the subcommands (`ingest`, `run`, `serve`, `schemas`, `eval`).
+//! - [`eval`]: evaluation harnesses (extraction quality on labelled text).
 //! - [`runtime`]: `epigraph run`.
 //! - [`serve`]: `epigraph serve`.
 
 pub mod cli;
 pub mod config;
+pub mod eval;
 pub mod runtime;
 pub mod serve;

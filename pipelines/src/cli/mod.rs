@@ -49,6 +49,21 @@ pub enum Command {
         #[arg(long)]
         listen: Option<String>,
     },
+    /// Run the extractor on one text and print what it yields (memory objects with their type,
+    /// claims, entity mentions, relations) as JSON: to see why a sentence is typed the way it is.
+    Extract {
+        /// A file, or `-` for standard input.
+        input: PathBuf,
+        /// Source kind the text comes from: chat, email, calendar or document.
+        #[arg(long, default_value = "document")]
+        kind: String,
+    },
+    /// Measure quality on labelled data.
+    Eval {
+        /// Which evaluation.
+        #[command(subcommand)]
+        what: EvalCommand,
+    },
     /// Generate a synthetic, labelled organisation: `<dir>/events.jsonl` (webhook events, for
     /// `epigraph ingest events`), `<dir>/labels/*.jsonl` (ground truth) and `manifest.json`.
     /// Same seed and scale, same bytes.
@@ -67,6 +82,27 @@ pub enum Command {
         /// What to do with them.
         #[command(subcommand)]
         action: SchemasAction,
+    },
+}
+
+/// `epigraph eval …`.
+#[derive(Debug, Subcommand)]
+pub enum EvalCommand {
+    /// Memory-object typing (per-type precision/recall/F1, macro-F1) and entity-mention recall
+    /// on a labelled set of real sentences; prints JSON (and a table with `--table`).
+    Extraction {
+        /// The labelled units (JSON lines).
+        #[arg(default_value = "eval/extraction/real/sentences.jsonl")]
+        labels: PathBuf,
+        /// Evaluate on a generated corpus folder (`epigraph gen`) instead.
+        #[arg(long, conflicts_with = "labels")]
+        generated: Option<PathBuf>,
+        /// Folder the units' `source` paths are relative to.
+        #[arg(long, default_value = "../shared/fixtures")]
+        fixtures: PathBuf,
+        /// Also print per-split tables.
+        #[arg(long)]
+        table: bool,
     },
 }
 
@@ -98,7 +134,59 @@ pub async fn execute(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Serve { listen } => crate::serve::serve(config, listen).await,
+        Command::Extract { input, kind } => {
+            let body = if input.as_os_str() == "-" {
+                std::io::read_to_string(std::io::stdin())?
+            } else {
+                std::fs::read_to_string(&input)
+                    .with_context(|| format!("reading {}", input.display()))?
+            };
+            let kind = epigraph_schemas::SourceKind::parse(&kind)
+                .with_context(|| format!("unknown kind {kind:?}"))?;
+            let ontology = config.ontology.load().context("loading the ontology")?;
+            let extractor = epigraph_operators::Extractor::new(ontology)?;
+            let source = epigraph_operators::SourceVersion::new("cli", "input", kind, &body);
+            let extraction = extractor.extract(&source);
+            for element in &extraction.elements {
+                println!("{}", serde_json::to_string(element)?);
+            }
+            for relation in &extraction.entity_relations {
+                println!("{}", serde_json::to_string(relation)?);
+            }
+            Ok(())
+        }
         Command::Gen { dir, seed, scale } => generate::generate(&dir, seed, scale),
+        Command::Eval {
+            what:
+                EvalCommand::Extraction {
+                    labels,
+                    generated,
+                    fixtures,
+                    table,
+                },
+        } => {
+            let ontology = config.ontology.load().context("loading the ontology")?;
+            let extractor = epigraph_operators::Extractor::new(ontology)?;
+            let report = match generated {
+                Some(dir) => crate::eval::extraction::evaluate_generated(&extractor, &dir)?,
+                None => crate::eval::extraction::evaluate_real(&extractor, &labels, &fixtures)?,
+            };
+            if table {
+                for (split, scores) in &report.typing {
+                    let m = &report.mentions[split];
+                    eprintln!(
+                        "== {split}: entity mentions {}/{} found (recall {:.3}, typed {:.3})\n{}",
+                        m.found,
+                        m.gold,
+                        m.recall,
+                        m.typed_recall,
+                        crate::eval::metrics::table(scores)
+                    );
+                }
+            }
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(())
+        }
         Command::Schemas {
             action: SchemasAction::Export { dir },
         } => {

@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use differential_dataflow::input::Input;
-use epigraph_operators::{GraphElement, SourceVersion, document_memory};
+use epigraph_operators::{Extractor, GraphElement, SourceVersion, extract_graph};
 use timely::dataflow::ProbeHandle;
 
 /// Updates of one epoch sent to the workers.
@@ -38,8 +38,8 @@ pub struct Dataflow {
 type Captured = Arc<Mutex<Vec<(GraphElement, u64, isize)>>>;
 
 impl Dataflow {
-    /// Start `workers` timely worker threads.
-    pub fn start(workers: usize) -> Self {
+    /// Start `workers` timely worker threads running `extractor`.
+    pub fn start(workers: usize, extractor: Arc<Extractor>) -> Self {
         let (input_tx, input_rx) = bounded::<EpochInput>(2);
         let (output_tx, output_rx) = bounded::<EpochOutput>(2);
         let captured: Captured = Arc::default();
@@ -50,9 +50,10 @@ impl Dataflow {
                 let guards = timely::execute(config, move |worker| {
                     let probe = ProbeHandle::new();
                     let sink = captured.clone();
+                    let extractor = extractor.clone();
                     let mut input = worker.dataflow::<u64, _, _>(|scope| {
                         let (input, sources) = scope.new_collection::<SourceVersion, isize>();
-                        document_memory(sources)
+                        extract_graph(sources, extractor)
                             .consolidate()
                             .inspect_batch(move |_, updates| {
                                 let mut sink = sink.lock().expect("capture lock");
@@ -134,31 +135,32 @@ mod tests {
     use super::*;
 
     fn doc(id: &str, body: &str) -> SourceVersion {
-        SourceVersion {
-            tenant: "t".into(),
-            source_id: id.into(),
-            kind: SourceKind::Document,
-            version: body.into(),
-            title: None,
-            body: body.into(),
-            occurred_at: None,
-        }
+        SourceVersion::new("t", id, SourceKind::Document, body)
     }
 
     #[test]
     fn epochs_come_back_consolidated_across_two_workers() {
-        let dataflow = Dataflow::start(2);
+        let dataflow = Dataflow::start(2, Arc::new(Extractor::bundled()));
         let first = dataflow
             .process(EpochInput {
                 epoch: 0,
-                updates: vec![(doc("a", "x"), 1), (doc("b", "y"), 1)],
+                updates: vec![
+                    (doc("a", "Atlas ships on June 3."), 1),
+                    (doc("b", "Who owns Atlas billing?"), 1),
+                ],
             })
             .unwrap();
-        assert_eq!(first.updates.len(), 6);
+        // Per source: its node, one memory object and its DERIVED_FROM edge; a.md also has a
+        // launch-date claim and its ASSERTS edge.
+        assert_eq!(first.updates.len(), 8, "{:#?}", first.updates);
+        assert!(first.updates.iter().all(|(_, diff)| *diff == 1));
         let second = dataflow
             .process(EpochInput {
                 epoch: 1,
-                updates: vec![(doc("a", "x"), -1), (doc("a", "x"), 1)],
+                updates: vec![
+                    (doc("a", "Atlas ships on June 3."), -1),
+                    (doc("a", "Atlas ships on June 3."), 1),
+                ],
             })
             .unwrap();
         assert!(
@@ -169,7 +171,7 @@ mod tests {
         let third = dataflow
             .process(EpochInput {
                 epoch: 2,
-                updates: vec![(doc("b", "y"), -1)],
+                updates: vec![(doc("b", "Who owns Atlas billing?"), -1)],
             })
             .unwrap();
         assert_eq!(third.updates.len(), 3);

@@ -11,7 +11,7 @@ use epigraph_connectors::kafka::{
 };
 use epigraph_connectors::lance::LanceSink;
 use epigraph_connectors::neo4j::Neo4jSink;
-use epigraph_operators::{SourceVersion, net_changes};
+use epigraph_operators::{Extractor, SourceVersion, net_changes};
 use epigraph_schemas::topics::{event_key, valid_tenant};
 use epigraph_schemas::{SourceEvent, decode_event};
 use tracing::{info, warn};
@@ -80,7 +80,12 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     let consumer = EventConsumer::from_beginning(&config.kafka, &config.kafka.all_event_topics())?;
     let producer = EventProducer::new(&config.kafka)?;
     let acknowledged = consumer.committed()?;
-    let dataflow = Arc::new(Dataflow::start(config.run.workers));
+    let ontology = config
+        .ontology
+        .load()
+        .context("loading the ontology (see [ontology] in the config)")?;
+    let extractor = Arc::new(Extractor::new(ontology).context("compiling the ontology's cues")?);
+    let dataflow = Arc::new(Dataflow::start(config.run.workers, extractor));
     let mut runner = Runner {
         config,
         consumer,

@@ -54,7 +54,7 @@ impl SinkWrites {
                     .push(node_write(element, hash.clone()));
                 self.lance_upserts.push(memory_row(m, hash));
             }
-            GraphElement::Source(_) => self
+            GraphElement::Source(_) | GraphElement::Entity(_) | GraphElement::Claim(_) => self
                 .graph
                 .upsert_nodes
                 .push(node_write(element, element.content_hash())),
@@ -111,11 +111,12 @@ pub async fn reconcile(
                 wanted_nodes.insert(m.id.clone());
                 wanted_rows.insert(m.id.clone());
             }
-            GraphElement::Source(s) => {
-                if graph_state.nodes.get(&s.id) != Some(&hash) {
+            GraphElement::Source(_) | GraphElement::Entity(_) | GraphElement::Claim(_) => {
+                let id = element.id();
+                if graph_state.nodes.get(id) != Some(&hash) {
                     writes.graph.upsert_nodes.push(node_write(element, hash));
                 }
-                wanted_nodes.insert(s.id.clone());
+                wanted_nodes.insert(id.to_string());
             }
         }
     }
@@ -149,7 +150,18 @@ fn relation_key(r: &epigraph_operators::Relation) -> RelationKey {
 }
 
 fn relation_write(r: &epigraph_operators::Relation, content_hash: String) -> RelationWrite {
-    let props = BTreeMap::from([("tenant".to_string(), PropValue::Text(r.tenant.clone()))]);
+    let mut props = BTreeMap::from([
+        ("tenant".to_string(), PropValue::Text(r.tenant.clone())),
+        ("support".to_string(), PropValue::Int(r.support.into())),
+        ("t_valid".to_string(), r.t_valid.into()),
+        (
+            "temporal_type".to_string(),
+            r.temporal_type.map(|t| t.as_str().to_string()).into(),
+        ),
+    ]);
+    if let Some(p) = &r.provenance {
+        provenance_props(&mut props, p);
+    }
     RelationWrite {
         key: relation_key(r),
         rel_type: r.rel_type.clone(),
@@ -182,7 +194,34 @@ fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
             props.insert("span_end".into(), PropValue::Int(m.span.1.into()));
             props.insert("extractor".into(), text(&m.extractor));
             props.insert("t_valid".into(), m.t_valid.into());
+            props.insert("section".into(), m.section.clone().into());
+            props.insert("statement_type".into(), text(m.statement_type.as_str()));
+            props.insert("temporal_type".into(), text(m.temporal_type.as_str()));
+            props.insert("confidence".into(), milli(m.confidence));
             vec!["Memory".to_string(), m.memory_type.label().to_string()]
+        }
+        GraphElement::Entity(e) => {
+            props.insert("tenant".into(), text(&e.tenant));
+            props.insert("kind".into(), text(&e.kind));
+            props.insert("name".into(), text(&e.name));
+            props.insert("aliases".into(), PropValue::TextList(e.aliases.clone()));
+            props.insert("addresses".into(), PropValue::TextList(e.addresses.clone()));
+            props.insert("mentions".into(), PropValue::Int(e.mentions.into()));
+            props.insert("sources".into(), PropValue::Int(e.sources.into()));
+            vec!["Entity".to_string(), e.kind.clone()]
+        }
+        GraphElement::Claim(c) => {
+            props.insert("tenant".into(), text(&c.tenant));
+            props.insert("memory_id".into(), text(&c.memory_id));
+            props.insert("subject".into(), text(&c.subject));
+            props.insert("subject_name".into(), text(&c.subject_name));
+            props.insert("attribute".into(), text(&c.attribute));
+            props.insert("value".into(), text(&c.value));
+            props.insert("unit".into(), text(&c.unit));
+            props.insert("qualifier".into(), c.qualifier.clone().into());
+            props.insert("t_valid".into(), c.t_valid.into());
+            provenance_props(&mut props, &c.provenance);
+            vec!["Claim".to_string()]
         }
         GraphElement::Relation(_) => unreachable!("relations are not nodes"),
     };
@@ -192,6 +231,22 @@ fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
         props,
         content_hash,
     }
+}
+
+fn milli(value: u16) -> PropValue {
+    PropValue::Float(f64::from(value) / 1000.0)
+}
+
+fn provenance_props(props: &mut BTreeMap<String, PropValue>, p: &epigraph_operators::Provenance) {
+    props.insert("source_id".into(), PropValue::Text(p.source_id.clone()));
+    props.insert(
+        "source_version".into(),
+        PropValue::Text(p.source_version.clone()),
+    );
+    props.insert("span_start".into(), PropValue::Int(p.span.0.into()));
+    props.insert("span_end".into(), PropValue::Int(p.span.1.into()));
+    props.insert("extractor".into(), PropValue::Text(p.extractor.clone()));
+    props.insert("confidence".into(), milli(p.confidence));
 }
 
 fn memory_row(m: &MemoryObject, content_hash: String) -> MemoryRow {
