@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Validate the hand-labelled real-text evaluation set (stdlib only).
+
+Usage:
+    python3 eval/extraction/real/check.py [FIXTURES_DIR]
+
+FIXTURES_DIR defaults to ../shared/fixtures relative to the repository root
+(i.e. the directory that contains peps/ and slack-export/).
+
+Checks:
+  * every line is a JSON object with the expected fields;
+  * ids are unique and of the form real-NNNN;
+  * type / statement_type / temporal_type / split / entity kinds are in the
+    allowed sets;
+  * every "text" is a verbatim substring of its source: for PEPs, of the raw
+    .rst file contents; for Slack, of the "text" field of some message in
+    that day file;
+  * every entity "text" is a substring of the unit text.
+Prints counts per type per split and exits non-zero on any failure.
+"""
+import json
+import os
+import sys
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+DATA = os.path.join(HERE, "sentences.jsonl")
+
+TYPES = ["DECISION", "CONSTRAINT", "EVIDENCE", "NARRATIVE", "PLAN",
+         "EVALUATION", "OBSERVATION", "HYPOTHESIS", "QUESTION", "NOISE"]
+STATEMENT_TYPES = {"fact", "opinion", "prediction"}
+TEMPORAL_TYPES = {"static", "dynamic", "atemporal"}
+SPLITS = ["dev", "test"]
+ENTITY_KINDS = {"Person", "Organization", "Project", "Product", "Location",
+                "Topic", "Event", "Document"}
+FIELDS = ["id", "source", "section", "text", "type", "statement_type",
+          "temporal_type", "entities", "split"]
+
+
+def main():
+    fixtures = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        REPO_ROOT, "..", "shared", "fixtures")
+    fixtures = os.path.abspath(fixtures)
+    if not os.path.isdir(fixtures):
+        print("fixtures dir not found: %s" % fixtures)
+        return 2
+
+    errors = []
+    cache = {}
+
+    def source_texts(src):
+        if src in cache:
+            return cache[src]
+        path = os.path.join(fixtures, src)
+        if not os.path.isfile(path):
+            cache[src] = None
+            return None
+        if src.startswith("slack-export/"):
+            with open(path, encoding="utf-8") as fh:
+                msgs = json.load(fh)
+            val = [m.get("text") or "" for m in msgs if isinstance(m, dict)]
+        else:
+            with open(path, encoding="utf-8") as fh:
+                val = [fh.read()]
+        cache[src] = val
+        return val
+
+    rows = []
+    with open(DATA, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                errors.append("line %d: invalid JSON: %s" % (n, exc))
+
+    seen = set()
+    for r in rows:
+        rid = r.get("id", "?")
+        missing = [f for f in FIELDS if f not in r]
+        if missing:
+            errors.append("%s: missing fields %s" % (rid, missing))
+            continue
+        if not (isinstance(rid, str) and rid.startswith("real-")
+                and rid[5:].isdigit()):
+            errors.append("%s: bad id" % rid)
+        if rid in seen:
+            errors.append("%s: duplicate id" % rid)
+        seen.add(rid)
+        if r["type"] not in TYPES:
+            errors.append("%s: bad type %r" % (rid, r["type"]))
+        if r["statement_type"] not in STATEMENT_TYPES:
+            errors.append("%s: bad statement_type %r" % (rid, r["statement_type"]))
+        if r["temporal_type"] not in TEMPORAL_TYPES:
+            errors.append("%s: bad temporal_type %r" % (rid, r["temporal_type"]))
+        if r["split"] not in SPLITS:
+            errors.append("%s: bad split %r" % (rid, r["split"]))
+        text = r["text"]
+        if not isinstance(text, str) or not text.strip():
+            errors.append("%s: empty text" % rid)
+            continue
+        src = r["source"]
+        if not (src.startswith("peps/") or src.startswith("slack-export/")):
+            errors.append("%s: unexpected source %r" % (rid, src))
+        texts = source_texts(src)
+        if texts is None:
+            errors.append("%s: source file not found: %s" % (rid, src))
+        elif not any(text in t for t in texts):
+            errors.append("%s: text is not a verbatim substring of %s" % (rid, src))
+        if not isinstance(r["entities"], list):
+            errors.append("%s: entities is not a list" % rid)
+            continue
+        for e in r["entities"]:
+            if not isinstance(e, dict) or set(e) != {"text", "kind"}:
+                errors.append("%s: malformed entity %r" % (rid, e))
+                continue
+            if e["kind"] not in ENTITY_KINDS:
+                errors.append("%s: bad entity kind %r" % (rid, e["kind"]))
+            if not e["text"] or e["text"] not in text:
+                errors.append("%s: entity %r not in text" % (rid, e["text"]))
+
+    counts = Counter((r.get("type"), r.get("split")) for r in rows)
+    print("%-12s %5s %5s %6s" % ("type", "dev", "test", "total"))
+    for t in TYPES:
+        d, s = counts[(t, "dev")], counts[(t, "test")]
+        print("%-12s %5d %5d %6d" % (t, d, s, d + s))
+    nd = sum(1 for r in rows if r.get("split") == "dev")
+    print("%-12s %5d %5d %6d" % ("all", nd, len(rows) - nd, len(rows)))
+    peps = {r["source"] for r in rows if r.get("source", "").startswith("peps/")}
+    slack = sum(1 for r in rows if r.get("source", "").startswith("slack-export/"))
+    print("distinct PEPs: %d, Slack units: %d" % (len(peps), slack))
+
+    if errors:
+        print("\n%d error(s):" % len(errors))
+        for e in errors:
+            print("  " + e)
+        return 1
+    print("OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
