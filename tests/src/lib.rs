@@ -1,9 +1,9 @@
 //! Helpers of the end-to-end tests: they drive the real `epigraph` binary against the real Kafka,
 //! Neo4j and LanceDB that `deploy/local/services.sh up` starts (the test script does that).
 //!
-//! Every test uses its own tenant and state folder and takes [`serial`] for its whole body:
-//! `epigraph run` reconciles the shared Neo4j with the shared topics, so two runs must not
-//! interleave.
+//! Every test uses its own tenant, state folder and Kafka topics (a topic prefix of its own,
+//! deleted when the test ends) and takes [`serial`] for its whole body: `epigraph run`
+//! reconciles the shared Neo4j and LanceDB with its topics, so two runs must not interleave.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -11,6 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use epigraph_connectors::kafka::KafkaConfig;
 use epigraph_connectors::lance::{LanceConfig, LanceSink};
 use epigraph_connectors::neo4j::{Neo4jConfig, connect_graph};
 
@@ -63,15 +64,22 @@ pub struct TestEnv {
     pub tenant: String,
     /// LanceDB folder used by the binary.
     pub lance_dir: PathBuf,
+    /// Kafka settings of this test: its own topic prefix.
+    pub kafka: KafkaConfig,
 }
 
 impl TestEnv {
     /// A new environment with a unique tenant.
     pub fn new(prefix: &str) -> Self {
         let home = epigraph_connectors::embed::default_home();
+        let tenant = unique_tenant(prefix);
         TestEnv {
             dir: tempfile::tempdir().expect("tempdir"),
-            tenant: unique_tenant(prefix),
+            kafka: KafkaConfig {
+                topic_prefix: format!("epigraph-test.{tenant}"),
+                ..KafkaConfig::default()
+            },
+            tenant,
             lance_dir: home.join("test-lancedb"),
         }
     }
@@ -90,6 +98,7 @@ impl TestEnv {
             .args(args)
             .env("EPIGRAPH_STATE_DIR", self.dir.path().join("state"))
             .env("EPIGRAPH_LANCEDB__DIR", &self.lance_dir)
+            .env("EPIGRAPH_KAFKA__TOPIC_PREFIX", &self.kafka.topic_prefix)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null());
         command
@@ -183,6 +192,21 @@ impl TestEnv {
     }
 }
 
+impl Drop for TestEnv {
+    /// Deletes the test's topics (best effort: a leftover topic only costs disk).
+    fn drop(&mut self) {
+        let kafka = self.kafka.clone();
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(epigraph_connectors::kafka::delete_topics(&kafka))
+        })
+        .join();
+    }
+}
+
 /// A running `epigraph serve`.
 #[derive(Debug)]
 pub struct Server {
@@ -242,16 +266,17 @@ pub fn http_post(url: &str, token: Option<&str>, body: &str) -> (u16, serde_json
     .expect("http thread")
 }
 
-/// The first dead letter on the DLQ topic that `wanted` accepts (reads from the beginning;
-/// panics when the topic goes quiet without one).
+/// The first dead letter on the test's DLQ topic that `wanted` accepts (reads from the
+/// beginning; panics when the topic goes quiet without one).
 pub async fn find_dead_letter(
+    env: &TestEnv,
     what: &str,
     wanted: impl Fn(&epigraph_connectors::kafka::DeadLetter) -> bool,
 ) -> epigraph_connectors::kafka::DeadLetter {
-    use epigraph_connectors::kafka::{EventConsumer, KafkaConfig, Polled};
+    use epigraph_connectors::kafka::{EventConsumer, Polled};
     let config = KafkaConfig {
         group_id: unique_tenant("tests-dlq"),
-        ..KafkaConfig::default()
+        ..env.kafka.clone()
     };
     let consumer =
         EventConsumer::from_beginning(&config, &[config.dlq_topic()]).expect("DLQ consumer");

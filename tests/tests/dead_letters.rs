@@ -1,7 +1,7 @@
 //! Bad input goes to the dead-letter topic with its reason and raw bytes; the pipeline goes on.
 
 use base64::Engine;
-use epigraph_connectors::kafka::{EventProducer, KafkaConfig};
+use epigraph_connectors::kafka::EventProducer;
 use epigraph_schemas::{SourceEvent, SourceKind, encode_event};
 use epigraph_tests::{TestEnv, find_dead_letter, neo4j, neo4j_count, serial};
 
@@ -9,8 +9,8 @@ use epigraph_tests::{TestEnv, find_dead_letter, neo4j, neo4j_count, serial};
 async fn undecodable_and_mismatched_events_are_dead_lettered_and_the_run_goes_on() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-dlq");
-    let producer = EventProducer::new(&KafkaConfig::default()).expect("producer");
-    let topic = KafkaConfig::default().events_topic(SourceKind::Document);
+    let producer = EventProducer::new(&env.kafka).expect("producer");
+    let topic = env.kafka.events_topic(SourceKind::Document);
     let garbage = b"{\"not\": \"avro\"}".to_vec();
     let (p1, o1) = producer
         .publish_raw(&topic, &format!("{}/garbage.md", env.tenant), &garbage)
@@ -38,7 +38,7 @@ async fn undecodable_and_mismatched_events_are_dead_lettered_and_the_run_goes_on
     assert!(report["dead_lettered"].as_u64().unwrap() >= 2, "{report}");
 
     let at = format!("{topic}/{p1}@{o1}");
-    let letter = find_dead_letter(&at, |l| l.location == at).await;
+    let letter = find_dead_letter(&env, &at, |l| l.location == at).await;
     assert!(
         letter.reason.contains("not an Avro single-object payload"),
         "{}",
@@ -53,7 +53,7 @@ async fn undecodable_and_mismatched_events_are_dead_lettered_and_the_run_goes_on
         garbage
     );
     let at = format!("{topic}/{p2}@{o2}");
-    let letter = find_dead_letter(&at, |l| l.location == at).await;
+    let letter = find_dead_letter(&env, &at, |l| l.location == at).await;
     assert!(
         letter.reason.contains("does not match"),
         "{}",

@@ -9,10 +9,11 @@ use epigraph_schemas::SourceKind;
 use epigraph_tests::{TestEnv, find_dead_letter, ingest, last_json_line, serial, unique_tenant};
 
 /// Events of `tenant` on the event topics, per kind (reads every topic from the beginning).
-async fn events_per_kind(tenant: &str) -> BTreeMap<String, u64> {
+async fn events_per_kind(env: &TestEnv) -> BTreeMap<String, u64> {
+    let tenant = env.tenant.as_str();
     let config = KafkaConfig {
         group_id: unique_tenant("tests-count"),
-        ..KafkaConfig::default()
+        ..env.kafka.clone()
     };
     let kind_of: BTreeMap<String, &str> = SourceKind::ALL
         .into_iter()
@@ -73,7 +74,7 @@ async fn generated_events_are_published_and_a_bad_line_is_dead_lettered() {
         "{summary}"
     );
 
-    let letter = find_dead_letter("the bad line", |l| {
+    let letter = find_dead_letter(&env, "the bad line", |l| {
         l.stage == "events" && l.tenant.as_deref() == Some(env.tenant.as_str())
     })
     .await;
@@ -89,7 +90,7 @@ async fn generated_events_are_published_and_a_bad_line_is_dead_lettered() {
         letter.location
     );
 
-    let counts = events_per_kind(&env.tenant).await;
+    let counts = events_per_kind(&env).await;
     let expected: BTreeMap<String, u64> = manifest["kinds"]
         .as_object()
         .unwrap()

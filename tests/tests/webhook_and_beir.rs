@@ -46,7 +46,7 @@ async fn webhook_events_are_authenticated_validated_and_published() {
             .contains("kind must be"),
         "{answer}"
     );
-    let letter = find_dead_letter("the webhook", |l| {
+    let letter = find_dead_letter(&env, "the webhook", |l| {
         l.stage == "webhook" && l.tenant.as_deref() == Some(env.tenant.as_str())
     })
     .await;

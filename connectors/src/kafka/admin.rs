@@ -47,3 +47,33 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
     }
     Ok(())
 }
+
+/// Delete every topic of `config` (events, dead letters, feedback); topics that do not exist are
+/// skipped. For throw-away deployments such as the end-to-end tests' per-test topic prefixes.
+pub async fn delete_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", &config.bootstrap)
+        .create()
+        .map_err(ConnectorError::kafka("creating the admin client"))?;
+    let mut topics = config.all_event_topics();
+    topics.push(config.dlq_topic());
+    topics.push(config.feedback_topic());
+    let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let results = admin
+        .delete_topics(&names, &options)
+        .await
+        .map_err(ConnectorError::kafka("deleting topics"))?;
+    for result in results {
+        match result {
+            Ok(_) | Err((_, RDKafkaErrorCode::UnknownTopicOrPartition)) => {}
+            Err((name, code)) => {
+                return Err(ConnectorError::Kafka {
+                    context: format!("deleting topic {name}"),
+                    source: rdkafka::error::KafkaError::AdminOp(code),
+                });
+            }
+        }
+    }
+    Ok(())
+}

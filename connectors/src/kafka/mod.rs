@@ -6,7 +6,7 @@ mod consumer;
 mod dead_letter;
 mod producer;
 
-pub use admin::ensure_topics;
+pub use admin::{delete_topics, ensure_topics};
 pub use config::KafkaConfig;
 pub use consumer::{EventConsumer, Polled, RawMessage};
 pub use dead_letter::DeadLetter;

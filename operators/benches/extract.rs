@@ -1,11 +1,13 @@
 //! Throughput of the extraction operator on generated organisation text (MB of text per second
 //! on one thread): the pure per-source extractor, with the bundled ontology.
 //!
-//! `cargo bench --workspace --bench extract`; the dataflow's per-worker rate is measured by the
-//! `extract-rate` binary.
+//! `cargo bench --workspace --bench extract`; the dataflow's per-worker rate is measured by
+//! `cargo bench --workspace --bench extract_dataflow`.
 
+mod common;
+
+use common::generated_sources;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use epigraph_benches::generated_sources;
 use epigraph_operators::Extractor;
 
 fn extract(c: &mut Criterion) {

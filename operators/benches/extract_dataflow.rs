@@ -3,41 +3,32 @@
 //! generated organisation.
 //!
 //! ```text
-//! cargo run --release --bin extract-rate -- --events 20000 --workers 1 --workers 2
+//! EPIGRAPH_BENCH_EVENTS=20000 cargo bench --workspace --bench extract_dataflow
 //! ```
-//! Prints one JSON line per worker count: events, MB of text, seconds, MB/s, MB/s per worker.
+//! Prints one JSON line per worker count (1 and 2): events, MB of text, seconds, MB/s and MB/s
+//! per worker. Loading and generating the corpus is not timed.
+
+mod common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use clap::Parser;
+use common::generated_sources;
 use differential_dataflow::input::Input;
-use epigraph_benches::generated_sources;
 use epigraph_operators::{Extractor, SourceVersion, extract_graph};
 use timely::dataflow::ProbeHandle;
 
-/// Measures extract_graph throughput.
-#[derive(Debug, Parser)]
-struct Args {
-    /// Generated events.
-    #[arg(long, default_value_t = 20_000)]
-    events: u64,
-    /// Generator seed.
-    #[arg(long, default_value_t = 7)]
-    seed: u64,
-    /// Worker counts to measure (repeatable).
-    #[arg(long, default_values_t = [1usize, 2])]
-    workers: Vec<usize>,
-}
-
 fn main() {
-    let args = Args::parse();
-    let sources = Arc::new(generated_sources(args.seed, args.events));
+    let events: u64 = std::env::var("EPIGRAPH_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let sources = Arc::new(generated_sources(7, events));
     let bytes: usize = sources.iter().map(|s| s.body.len()).sum();
-    for &workers in &args.workers {
+    for workers in [1usize, 2] {
         let outputs = Arc::new(Mutex::new(0usize));
-        let started = Instant::now();
         let (shared, counter) = (sources.clone(), outputs.clone());
+        let started = Instant::now();
         timely::execute(timely::Config::process(workers), move |worker| {
             let extractor = Arc::new(Extractor::bundled());
             let probe = ProbeHandle::new();
@@ -64,17 +55,15 @@ fn main() {
         .expect("timely runs");
         let seconds = started.elapsed().as_secs_f64();
         let mb = bytes as f64 / 1e6;
+        let round = |x: f64| (x * 1000.0).round() / 1000.0;
         println!(
-            "{}",
-            serde_json::json!({
-                "events": sources.len(),
-                "workers": workers,
-                "mb_text": (mb * 100.0).round() / 100.0,
-                "seconds": (seconds * 1000.0).round() / 1000.0,
-                "mb_per_s": (mb / seconds * 100.0).round() / 100.0,
-                "mb_per_s_per_worker": (mb / seconds / workers as f64 * 100.0).round() / 100.0,
-                "output_updates": *outputs.lock().expect("counter"),
-            })
+            "{{\"events\": {}, \"workers\": {workers}, \"mb_text\": {}, \"seconds\": {}, \"mb_per_s\": {}, \"mb_per_s_per_worker\": {}, \"output_updates\": {}}}",
+            sources.len(),
+            round(mb),
+            round(seconds),
+            round(mb / seconds),
+            round(mb / seconds / workers as f64),
+            *outputs.lock().expect("counter"),
         );
     }
 }
