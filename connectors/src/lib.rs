@@ -8,6 +8,8 @@
 //!   was published so removed files become tombstones.
 //! - [`mail`]: the e-mail source (mbox, `.eml`, maildir): MIME decoding, quote and signature
 //!   stripping, threads and attachment metadata.
+//! - [`ics`]: the calendar source (iCalendar files): recurrences expanded in a window, overrides,
+//!   cancellations as tombstones, organizer and attendees.
 //! - [`beir`]: the BEIR corpus source (`corpus.jsonl`), for the retrieval evaluation.
 //! - [`slack`]: the Slack source (an unzipped workspace export: one event per message).
 //! - [`neo4j`]: the graph sink (batched `UNWIND … MERGE`/`DELETE`, one transaction per batch) and
@@ -21,6 +23,8 @@ pub mod beir;
 pub mod docs;
 pub mod embed;
 pub mod error;
+pub(crate) mod html;
+pub mod ics;
 pub mod kafka;
 pub mod lance;
 pub mod mail;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use epigraph_connectors::docs::DocsConfig;
 use epigraph_connectors::embed::EmbedConfig;
+use epigraph_connectors::ics::IcsConfig;
 use epigraph_connectors::kafka::KafkaConfig;
 use epigraph_connectors::lance::LanceConfig;
 use epigraph_connectors::mail::MailConfig;
@@ -35,6 +36,8 @@ pub struct EpigraphConfig {
     pub slack: SlackConfig,
     /// E-mail sources (mbox, .eml, maildir).
     pub mail: MailConfig,
+    /// Calendar source (.ics).
+    pub ics: IcsConfig,
     /// `epigraph run`.
     pub run: RunConfig,
     /// The ontology: kinds, relations, epistemic types, edges, authority.

@@ -194,6 +194,34 @@ impl SourceEvent {
         event
     }
 
+    /// Recompute the version (and event id) over everything the item carries — title, body,
+    /// time, people, links and extras — for sources where a change outside the text matters (a
+    /// meeting moved to another day, an attendee added).
+    ///
+    /// ```
+    /// use epigraph_schemas::{SourceEvent, SourceKind};
+    /// let mut a = SourceEvent::upsert("t", SourceKind::Calendar, "ics/1", None, "Sync".into(), 0);
+    /// let mut b = a.clone();
+    /// b.occurred_at = Some(86_400_000);
+    /// a.reversion();
+    /// b.reversion();
+    /// assert_ne!(a.version, b.version);
+    /// ```
+    pub fn reversion(&mut self) {
+        let canonical = serde_json::json!({
+            "title": self.title,
+            "body": self.body,
+            "occurred_at": self.occurred_at,
+            "authors": self.authors,
+            "participants": self.participants,
+            "thread_id": self.thread_id,
+            "links": self.links,
+            "extras": self.extras,
+        });
+        self.version = hex::encode(Sha256::digest(canonical.to_string().as_bytes()));
+        self.event_id = event_id(&self.tenant, &self.source_id, &self.version, self.op);
+    }
+
     /// The Kafka key: `<tenant>/<source_id>`.
     pub fn key(&self) -> String {
         crate::topics::event_key(&self.tenant, &self.source_id)

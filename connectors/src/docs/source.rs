@@ -107,7 +107,15 @@ pub fn scan_folder(
                 continue;
             }
         };
-        let title = title_of(&text).or_else(|| {
+        let is_html = relative
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+        let (text, html_title) = if is_html {
+            (crate::html::html_to_text(&text), html_title(&text))
+        } else {
+            (text, None)
+        };
+        let title = html_title.or_else(|| title_of(&text)).or_else(|| {
             relative
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
@@ -162,6 +170,19 @@ fn wanted(path: &Path, config: &DocsConfig) -> bool {
         .is_some_and(|n| n.to_string_lossy().starts_with('.'));
     let extension = path.extension().map(|e| e.to_string_lossy().to_lowercase());
     !hidden && extension.is_some_and(|e| config.extensions.contains(&e))
+}
+
+/// The `<title>` of an HTML page, or its first `<h1>`, as text.
+fn html_title(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    ["title", "h1"].iter().find_map(|tag| {
+        let open = lower.find(&format!("<{tag}"))?;
+        let start = open + lower[open..].find('>')? + 1;
+        let end = start + lower[start..].find(&format!("</{tag}"))?;
+        let text = crate::html::html_to_text(&html[start..end]);
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!text.is_empty()).then_some(text)
+    })
 }
 
 /// The first Markdown heading (`# Title`) or, for ADR-style files, a `Title:` header.

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::MailConfig;
 use super::body::split_body;
-use super::html::html_to_text;
+use crate::html::html_to_text;
 
 /// Why a message was not turned into an event; the text is the dead letter's reason.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

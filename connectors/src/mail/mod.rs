@@ -23,7 +23,6 @@
 
 mod body;
 mod config;
-mod html;
 mod mbox;
 mod message;
 mod source;

@@ -570,3 +570,25 @@ fn no_panic_on_pseudo_random_and_mutated_messages() {
         "parsed {parsed}, dead letters {letters}"
     );
 }
+
+/// The message parser alone on 100,000 pseudo-random and mutated messages
+/// (`EPIGRAPH_FUZZ_CASES` overrides the count): it never panics and every error has a reason.
+#[test]
+fn parse_message_never_panics_on_100k_cases() {
+    let seeds = fuzz_seeds();
+    let mut rng = Lcg(0x0dd_ba11);
+    let cases: usize = std::env::var("EPIGRAPH_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let config = MailConfig::default();
+    let mut parsed = 0;
+    for _ in 0..cases {
+        let bytes = fuzz_case(&mut rng, &seeds);
+        match parse_message(&bytes, &config) {
+            Ok(_) => parsed += 1,
+            Err(e) => assert!(!e.to_string().is_empty()),
+        }
+    }
+    assert!(parsed > cases / 50, "parsed only {parsed} of {cases}");
+}

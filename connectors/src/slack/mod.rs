@@ -1,4 +1,4 @@
-//! The Slack source: an unzipped Slack workspace export.
+//! The Slack source: a Slack workspace export (the `.zip` or its folder).
 //!
 //! An export is a folder with `users.json` and `channels.json` (and, depending on the plan and
 //! the export type, `groups.json` for private channels, `mpims.json` for group direct messages,
@@ -31,8 +31,8 @@
 //! message that is not an object or has no valid `ts`, become dead letters (stage `slack`). A
 //! missing `users.json` leaves authors named by user id.
 //!
-//! A `.zip` export is refused with a configuration error: unzip it first
-//! (`unzip export.zip -d export/`) and pass the folder.
+//! The export's `.zip` archive is read as is (unpacked into a temporary folder); so is the
+//! folder it unzips to.
 //!
 //! ```
 //! use epigraph_connectors::slack::{SlackConfig, read_slack_export};

@@ -22,22 +22,27 @@ const LISTINGS: [(&str, &str); 4] = [
     ("dms.json", "im"),
 ];
 
-/// Read every message of the unzipped Slack export in `path` into `CHAT` events.
+/// Read every message of the Slack export in `path` — the export's `.zip` archive or the folder
+/// it unzips to — into `CHAT` events.
 ///
 /// Events come sorted by channel name, then by message timestamp. Malformed day files and
-/// messages become dead letters capped at `dead_letter_max_bytes`; see the [module
-/// documentation](super) for what each event holds.
+/// messages become dead letters capped at `dead_letter_max_bytes` (inside an archive their
+/// location is `export.zip!/channel/day.json`); an archive that cannot be opened is one dead
+/// letter. See the [module documentation](super) for what each event holds.
 ///
 /// # Errors
 ///
-/// [`ConnectorError::Config`] for an invalid tenant, a `.zip` path (unzip it first) or a path
-/// that is not a folder; [`ConnectorError::Io`] when the folder itself cannot be listed.
+/// [`ConnectorError::Config`] for an invalid tenant or a path that is neither a folder nor a
+/// `.zip`; [`ConnectorError::Io`] when the folder itself cannot be listed.
 ///
 /// ```
-/// use epigraph_connectors::{ConnectorError, slack::{SlackConfig, read_slack_export}};
-/// let zip = std::path::Path::new("export.zip");
-/// let err = read_slack_export(zip, "acme", &SlackConfig::default(), 1024).unwrap_err();
-/// assert!(matches!(err, ConnectorError::Config(ref m) if m.contains("unzip")));
+/// use epigraph_connectors::slack::{SlackConfig, read_slack_export};
+/// let dir = tempfile::tempdir().unwrap();
+/// let zip = dir.path().join("export.zip");
+/// std::fs::write(&zip, b"not a zip").unwrap();
+/// let scan = read_slack_export(&zip, "acme", &SlackConfig::default(), 1024).unwrap();
+/// assert!(scan.events.is_empty());
+/// assert!(scan.dead_letters[0].reason.contains("zip"));
 /// ```
 pub fn read_slack_export(
     path: &Path,
@@ -49,13 +54,66 @@ pub fn read_slack_export(
     if path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("zip"))
+        && path.is_file()
     {
-        return Err(ConnectorError::Config(format!(
-            "{} is a .zip archive, which the Slack source does not read: unzip it first \
-             (unzip export.zip -d export/) and pass the folder",
-            path.display()
-        )));
+        return read_zip(path, tenant, config, dead_letter_max_bytes);
     }
+    read_folder(path, tenant, config, dead_letter_max_bytes)
+}
+
+/// A zipped export: unpacked into a temporary folder (entries escaping it are skipped by the
+/// `zip` crate), read, and the locations of its dead letters rewritten to `archive!/entry`.
+fn read_zip(
+    path: &Path,
+    tenant: &str,
+    config: &SlackConfig,
+    dead_letter_max_bytes: usize,
+) -> Result<Scan, ConnectorError> {
+    let bytes = std::fs::read(path).map_err(ConnectorError::io(path))?;
+    let unpacked = tempfile::tempdir().map_err(ConnectorError::io(path))?;
+    let opened = zip::ZipArchive::new(std::io::Cursor::new(&bytes))
+        .and_then(|mut archive| archive.extract(unpacked.path()));
+    if let Err(e) = opened {
+        let mut scan = Scan::default();
+        scan.dead_letters.push(DeadLetter::new(
+            &format!("not a readable .zip archive: {e}"),
+            "slack",
+            Some(tenant),
+            &path.display().to_string(),
+            &bytes,
+            dead_letter_max_bytes,
+        ));
+        return Ok(scan);
+    }
+    // A zip made by hand may wrap the export in one top folder.
+    let mut root = unpacked.path().to_path_buf();
+    if !root.join("channels.json").exists() {
+        let entries: Vec<_> = std::fs::read_dir(&root)
+            .map_err(ConnectorError::io(&root))?
+            .filter_map(Result::ok)
+            .filter(|e| e.path().is_dir())
+            .collect();
+        if let [only] = entries.as_slice() {
+            root = only.path();
+        }
+    }
+    let mut scan = read_folder(&root, tenant, config, dead_letter_max_bytes)?;
+    let prefix = root.canonicalize().unwrap_or(root).display().to_string();
+    for letter in &mut scan.dead_letters {
+        if let Some(rest) = letter.location.strip_prefix(&prefix) {
+            letter.location = format!("{}!{rest}", path.display());
+        }
+    }
+    Ok(scan)
+}
+
+/// An unzipped export folder.
+fn read_folder(
+    path: &Path,
+    tenant: &str,
+    config: &SlackConfig,
+    dead_letter_max_bytes: usize,
+) -> Result<Scan, ConnectorError> {
     let root = path.canonicalize().map_err(ConnectorError::io(path))?;
     if !root.is_dir() {
         return Err(ConnectorError::Config(format!(

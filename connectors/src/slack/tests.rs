@@ -549,13 +549,14 @@ fn oversized_day_file_is_dead_lettered_unread() {
 }
 
 #[test]
-fn zip_files_bad_tenants_and_non_folders_are_config_errors() {
+fn broken_zips_are_dead_letters_bad_tenants_and_non_folders_config_errors() {
     let dir = general("[]");
     let zip = dir.path().join("export.ZIP");
     std::fs::write(&zip, b"PK\x03\x04").expect("write zip");
     let config = SlackConfig::default();
-    let zip_error = read_slack_export(&zip, "acme", &config, 1).expect_err("zip");
-    assert!(matches!(zip_error, ConnectorError::Config(ref m) if m.contains("unzip it first")));
+    let broken = read_slack_export(&zip, "acme", &config, 1).expect("a bad archive is data");
+    assert!(broken.events.is_empty());
+    assert!(broken.dead_letters[0].reason.contains(".zip"));
     let tenant = read_slack_export(dir.path(), "a/b", &config, 1).expect_err("tenant");
     assert!(matches!(tenant, ConnectorError::Config(_)));
     let file = dir.path().join("users.json");
@@ -684,4 +685,44 @@ fn random_day_files_never_panic_and_lose_nothing() {
         events > 100,
         "only {events} events: the generator is too wild"
     );
+}
+
+/// The real fixture zipped (deflate), with and without a top folder: the same events as the
+/// folder.
+#[test]
+fn a_zipped_export_reads_like_its_folder() {
+    use std::io::Write;
+    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/fixtures/slack-export");
+    let config = SlackConfig::default();
+    let from_folder = read_slack_export(&fixture, "acme", &config, 4096).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for top in ["", "export/"] {
+        let zip_path = dir.path().join(format!("export{}.zip", top.len()));
+        let mut writer = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        for entry in walkdir::WalkDir::new(&fixture).sort_by_file_name() {
+            let entry = entry.unwrap();
+            let relative = entry.path().strip_prefix(&fixture).unwrap();
+            if entry.file_type().is_file() {
+                writer
+                    .start_file(format!("{top}{}", relative.display()), options)
+                    .unwrap();
+                writer
+                    .write_all(&std::fs::read(entry.path()).unwrap())
+                    .unwrap();
+            }
+        }
+        writer.finish().unwrap();
+        let from_zip = read_slack_export(&zip_path, "acme", &config, 4096).unwrap();
+        let ids = |scan: &Scan| -> Vec<(String, String)> {
+            scan.events
+                .iter()
+                .map(|e| (e.source_id.clone(), e.version.clone()))
+                .collect()
+        };
+        assert_eq!(ids(&from_zip), ids(&from_folder), "top folder {top:?}");
+        assert_eq!(from_zip.dead_letters.len(), from_folder.dead_letters.len());
+    }
 }

@@ -14,18 +14,25 @@ use crate::config::EpigraphConfig;
 /// The sources `epigraph ingest` reads.
 #[derive(Debug, Subcommand)]
 pub enum IngestSource {
-    /// Markdown and text files in a folder; removed files are tombstoned on the next run.
+    /// Markdown, text and HTML files in a folder; removed files are tombstoned on the next run.
     Docs {
         /// The folder.
         dir: PathBuf,
         /// Tenant the documents belong to.
         #[arg(long, default_value = "default")]
         tenant: String,
+        /// Keep watching: rescan every `--interval-ms`, republish files whose content changed and
+        /// tombstone removed ones, until interrupted (Ctrl-C).
+        #[arg(long)]
+        watch: bool,
+        /// Rescan period of `--watch`, in milliseconds.
+        #[arg(long, default_value_t = 2000)]
+        interval_ms: u64,
     },
-    /// An unzipped Slack workspace export (users.json, channels.json, a folder per channel):
-    /// one event per message, with threads, edits, mentions, files and joins.
+    /// A Slack workspace export, the `.zip` or its folder (users.json, channels.json, a folder
+    /// per channel): one event per message, with threads, edits, mentions, files and joins.
     Slack {
-        /// The export folder.
+        /// The export `.zip` or folder.
         dir: PathBuf,
         /// Tenant the workspace belongs to.
         #[arg(long, default_value = "default")]
@@ -55,6 +62,22 @@ pub enum IngestSource {
         #[arg(long, default_value = "default")]
         tenant: String,
     },
+    /// An iCalendar file, or a folder searched for .ics files: one event per VEVENT, or per
+    /// occurrence of a recurring one inside the window (`[ics]` in the config); cancelled
+    /// events and occurrences become tombstones.
+    Ics {
+        /// The file or folder.
+        path: PathBuf,
+        /// Tenant the calendars belong to.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+        /// Expand recurrences from this date (YYYY-MM-DD), overriding `ics.window_start`.
+        #[arg(long)]
+        window_start: Option<String>,
+        /// … up to this date (YYYY-MM-DD, exclusive), overriding `ics.window_end`.
+        #[arg(long)]
+        window_end: Option<String>,
+    },
     /// A file of webhook events, one JSON object per line (as `epigraph gen` writes them):
     /// each line is validated like a `POST /v1/ingest` body; bad lines are dead-lettered with
     /// `file:line`.
@@ -81,7 +104,32 @@ pub enum IngestSource {
 pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()> {
     let max = config.kafka.dead_letter_max_bytes;
     match source {
-        IngestSource::Docs { dir, tenant } => ingest_docs(config, &dir, &tenant).await,
+        IngestSource::Docs {
+            dir,
+            tenant,
+            watch,
+            interval_ms,
+        } => {
+            let mut first = true;
+            // Dead letters already sent during this watch: a bad file is reported once, until
+            // it changes.
+            let mut reported = std::collections::HashSet::new();
+            loop {
+                let changed =
+                    ingest_docs(config, &dir, &tenant, first || !watch, &mut reported).await?;
+                first = false;
+                if !watch {
+                    return Ok(());
+                }
+                if changed {
+                    tracing::info!(dir = %dir.display(), "published changes");
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(std::time::Duration::from_millis(interval_ms)) => {}
+                    _ = tokio::signal::ctrl_c() => return Ok(()),
+                }
+            }
+        }
         IngestSource::Slack { dir, tenant } => {
             let scan =
                 epigraph_connectors::slack::read_slack_export(&dir, &tenant, &config.slack, max)?;
@@ -98,6 +146,19 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
         IngestSource::Maildir { path, tenant } => {
             let scan = epigraph_connectors::mail::read_maildir(&path, &tenant, &config.mail, max)?;
             publish_scan(config, "maildir", &tenant, scan).await
+        }
+        IngestSource::Ics {
+            path,
+            tenant,
+            window_start,
+            window_end,
+        } => {
+            let mut ics = config.ics.clone();
+            ics.window_start = window_start.or(ics.window_start);
+            ics.window_end = window_end.or(ics.window_end);
+            let now = epigraph_connectors::now_millis();
+            let scan = epigraph_connectors::ics::read_ics(&path, &tenant, &ics, max, now)?;
+            publish_scan(config, "ics", &tenant, scan).await
         }
         IngestSource::Events { file, tenant } => {
             super::events::ingest_events(config, &file, &tenant).await
@@ -146,7 +207,15 @@ async fn publish(config: &EpigraphConfig, scan: Scan) -> Result<PublishReport> {
     Ok(report)
 }
 
-async fn ingest_docs(config: &EpigraphConfig, dir: &Path, tenant: &str) -> Result<()> {
+/// One pass over the folder; prints the summary when `always_report` or something changed, and
+/// returns whether something was published.
+async fn ingest_docs(
+    config: &EpigraphConfig,
+    dir: &Path,
+    tenant: &str,
+    always_report: bool,
+    reported: &mut std::collections::HashSet<(String, String)>,
+) -> Result<bool> {
     let root = dir
         .canonicalize()
         .with_context(|| format!("reading {}", dir.display()))?;
@@ -164,13 +233,18 @@ async fn ingest_docs(config: &EpigraphConfig, dir: &Path, tenant: &str) -> Resul
         .iter()
         .filter(|e| e.op == epigraph_schemas::Op::Delete)
         .count();
-    let dead = scan.dead_letters.len();
+    let dead_letters: Vec<_> = scan
+        .dead_letters
+        .into_iter()
+        .filter(|l| reported.insert((l.location.clone(), l.raw_base64.clone())))
+        .collect();
+    let dead = dead_letters.len();
     let (unchanged, manifest) = (scan.unchanged, scan.next_manifest);
     let report = publish(
         config,
         Scan {
             events: scan.events,
-            dead_letters: scan.dead_letters,
+            dead_letters,
         },
     )
     .await?;
@@ -184,8 +258,11 @@ async fn ingest_docs(config: &EpigraphConfig, dir: &Path, tenant: &str) -> Resul
         "unchanged": unchanged,
         "dead_lettered": dead + report.dead_lettered,
     });
-    println!("{summary}");
-    Ok(())
+    let changed = report.published > 0 || dead + report.dead_lettered > 0;
+    if always_report || changed {
+        println!("{summary}");
+    }
+    Ok(changed)
 }
 
 /// A progress bar on stderr (indicatif hides it when stderr is not a terminal).

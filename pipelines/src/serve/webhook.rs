@@ -186,3 +186,56 @@ pub(super) async fn ingest(
     webhook.producer.publish([event], |_| {}).await?;
     Ok((StatusCode::ACCEPTED, Json(answer)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_event;
+
+    /// 100,000 mutated and random bodies (`EPIGRAPH_FUZZ_CASES` overrides the count): the
+    /// validation never panics, and what it accepts always encodes.
+    #[test]
+    fn parse_event_never_panics_on_100k_cases() {
+        let seed = br#"{"kind": "calendar", "source_id": "ics/1", "op": "upsert", "title": "Sync", "body": "We decided.", "occurred_at": 1767603600000, "authors": [{"name": "Maya", "address": "m@a"}], "participants": [], "thread_id": "t", "links": [{"rel": "url", "target": "x", "media_type": null, "size_bytes": 3}], "extras": {"a": "b"}}"#;
+        let alphabet = b"{}[]\":,0123456789-.eEnulltruefalse abcdkindbody\\u00e9";
+        let mut state: u64 = 0x5eed;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) as usize
+        };
+        let cases: usize = std::env::var("EPIGRAPH_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100_000);
+        let mut accepted = 0;
+        for case in 0..cases {
+            let body: Vec<u8> = if case % 2 == 0 {
+                let mut body = seed.to_vec();
+                for _ in 0..1 + next() % 3 {
+                    let at = next() % body.len();
+                    match next() % 3 {
+                        0 => body[at] = alphabet[next() % alphabet.len()],
+                        1 => {
+                            body.remove(at);
+                        }
+                        _ => body.insert(at, alphabet[next() % alphabet.len()]),
+                    }
+                }
+                body
+            } else {
+                (0..next() % 200)
+                    .map(|_| alphabet[next() % alphabet.len()])
+                    .collect()
+            };
+            match parse_event(&body, "acme", 0) {
+                Ok(event) => {
+                    accepted += 1;
+                    assert!(epigraph_schemas::encode_event(&event).is_ok());
+                }
+                Err(reason) => assert!(!reason.is_empty()),
+            }
+        }
+        assert!(accepted > 0, "no mutated body was accepted");
+    }
+}
