@@ -1,32 +1,52 @@
-//! Load run: events/s that the documents connector publishes (scan + Avro encoding + the
-//! idempotent producer, i.e. `epigraph ingest docs`) next to a raw rdkafka `FutureProducer`
-//! sending payloads of the same sizes, in the same run, against the real broker.
+//! Load run: events/s that a connector publishes (read its input + normalise + Avro encoding +
+//! the idempotent producer, i.e. `epigraph ingest <source>`) next to a raw rdkafka
+//! `FutureProducer` sending payloads of the same sizes, in the same run, against the real broker.
 //!
-//! `cargo run --release -p epigraph-benches --bin publish-rate -- --events 20000 --bytes 1024`
-//! (or with `--workspace` builds: `target/debug/publish-rate`). Topics use the prefix
-//! `bench-<pid>` so no deployment sees them; they are left on the broker (delete them with your
-//! Kafka tooling).
+//! `target/debug/publish-rate --source docs|events|mail|ics|slack --events 20000` (build with
+//! `cargo build --workspace --bins`). The input is written first from a generated organisation
+//! (`epigraph gen`, seed 7) in the source's native format — Markdown files, a webhook JSONL file,
+//! an mbox, .ics files, a Slack export folder — and is not timed; reading it is. Topics use the
+//! prefix `bench-<pid>` and are deleted at the end.
 
+use std::fmt::Write as _;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use clap::Parser;
+use clap::{Parser, ValueEnum};
+use epigraph_connectors::Scan;
 use epigraph_connectors::docs::{DocsConfig, Manifest, scan_folder};
-use epigraph_connectors::kafka::{EventProducer, KafkaConfig, ensure_topics};
+use epigraph_connectors::kafka::{EventProducer, KafkaConfig, delete_topics, ensure_topics};
+use epigraph_gen::labels::Event;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use rdkafka::ClientConfig;
 use rdkafka::producer::{FutureProducer, FutureRecord};
 
+/// Which connector to load.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Source {
+    /// Markdown files in a folder.
+    Docs,
+    /// A JSONL file of webhook events (`ingest events`).
+    Events,
+    /// An mbox file.
+    Mail,
+    /// iCalendar files.
+    Ics,
+    /// A Slack export folder.
+    Slack,
+}
+
 /// Options of the load run.
 #[derive(Debug, Parser)]
 struct Options {
-    /// Documents to generate and publish.
+    /// Connector.
+    #[arg(long, value_enum, default_value = "docs")]
+    source: Source,
+    /// Items to generate and publish.
     #[arg(long, default_value_t = 20_000)]
     events: usize,
-    /// Body size of each document in bytes.
-    #[arg(long, default_value_t = 1024)]
-    bytes: usize,
     /// Kafka bootstrap servers.
     #[arg(long, default_value = "127.0.0.1:9092")]
     bootstrap: String,
@@ -41,49 +61,259 @@ async fn main() -> Result<()> {
         ..KafkaConfig::default()
     };
     ensure_topics(&kafka).await?;
-
     let dir = tempfile_dir()?;
-    for i in 0..options.events {
-        let body = epigraph_benches::synthetic_body(i as u64, options.bytes);
-        std::fs::write(
-            dir.join(format!("doc-{i:07}.md")),
-            format!("# Document {i}\n\n{body}"),
-        )?;
-    }
+    let generated: Vec<Event> = epigraph_gen::Generator::new(epigraph_gen::GenConfig {
+        seed: 7,
+        events: options.events as u64,
+        delete_share: 0.0,
+        edit_share: 0.0,
+        ..Default::default()
+    })
+    .map(|g| g.event)
+    .collect();
+    write_input(options.source, &dir, &generated)?;
 
     let started = Instant::now();
-    let scan = scan_folder(
-        &dir,
-        "bench",
-        &DocsConfig::default(),
-        &Manifest::default(),
-        1024,
-    )?;
+    let scan = read_input(options.source, &dir)?;
     let payload_sizes: Vec<usize> = scan
         .events
         .iter()
         .map(|e| epigraph_schemas::encode_event(e).map(|p| p.len()))
         .collect::<Result<_, _>>()?;
-    let scan_secs = started.elapsed().as_secs_f64();
+    let read_secs = started.elapsed().as_secs_f64();
+    let dead = scan.dead_letters.len();
     let producer = EventProducer::new(&kafka)?;
     let report = producer.publish(scan.events, |_| {}).await?;
     let connector_secs = started.elapsed().as_secs_f64();
 
     let raw = raw_rate(&kafka, &payload_sizes).await?;
     let connector_rate = report.published as f64 / connector_secs;
+    let round3 = |x: f64| (x * 1000.0).round() / 1000.0;
     let result = serde_json::json!({
+        "source": format!("{:?}", options.source).to_lowercase(),
         "events": report.published,
-        "body_bytes": options.bytes,
+        "dead_lettered": dead,
         "mean_payload_bytes": payload_sizes.iter().sum::<usize>() / payload_sizes.len().max(1),
-        "docs_connector_events_per_s": connector_rate.round(),
-        "of_which_scan_s": (scan_secs * 1000.0).round() / 1000.0,
-        "of_which_encode_and_publish_s": ((connector_secs - scan_secs) * 1000.0).round() / 1000.0,
+        "connector_events_per_s": connector_rate.round(),
+        "of_which_read_s": round3(read_secs),
+        "of_which_publish_s": round3(connector_secs - read_secs),
         "raw_rdkafka_events_per_s": raw.round(),
-        "ratio_connector_to_raw": (connector_rate / raw * 1000.0).round() / 1000.0,
+        "ratio_connector_to_raw": round3(connector_rate / raw),
     });
     println!("{result}");
+    delete_topics(&kafka).await?;
     std::fs::remove_dir_all(&dir)?;
     Ok(())
+}
+
+/// The generated organisation in the connector's native format.
+fn write_input(source: Source, dir: &Path, events: &[Event]) -> Result<()> {
+    match source {
+        Source::Docs => {
+            for (i, e) in events.iter().enumerate() {
+                std::fs::write(
+                    dir.join(format!("doc-{i:07}.md")),
+                    format!("# {}\n\n{}", e.title, e.body),
+                )?;
+            }
+        }
+        Source::Events => {
+            let mut out = String::new();
+            for e in events {
+                out.push_str(&serde_json::to_string(e)?);
+                out.push('\n');
+            }
+            std::fs::write(dir.join("events.jsonl"), out)?;
+        }
+        Source::Mail => {
+            let mut out = String::new();
+            for (i, e) in events.iter().enumerate() {
+                let from = e.authors.first();
+                let (name, address) = from.map_or(("Nobody", "nobody@example.org"), |p| {
+                    (p.name.as_str(), p.address.as_str())
+                });
+                let to: Vec<String> = e
+                    .participants
+                    .iter()
+                    .map(|p| format!("{} <{}>", p.name, p.address))
+                    .collect();
+                write!(
+                    out,
+                    "From {address} Mon Jan  5 09:00:00 2026\nFrom: {name} <{address}>\n\
+                     To: {}\nSubject: {}\nMessage-ID: <bench-{i}@example.org>\n\
+                     Date: Mon, 5 Jan 2026 09:00:00 +0000\nContent-Type: text/plain; charset=utf-8\n\n{}\n\n",
+                    if to.is_empty() {
+                        "team@example.org".to_string()
+                    } else {
+                        to.join(", ")
+                    },
+                    e.title,
+                    e.body.replace("\nFrom ", "\n>From ")
+                )?;
+            }
+            std::fs::write(dir.join("bench.mbox"), out)?;
+        }
+        Source::Ics => {
+            for (chunk, events) in events.chunks(100).enumerate() {
+                let mut out = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:bench\r\n");
+                for (i, e) in events.iter().enumerate() {
+                    let escape = |t: &str| {
+                        t.replace('\\', "\\\\")
+                            .replace(';', "\\;")
+                            .replace(',', "\\,")
+                            .replace('\n', "\\n")
+                    };
+                    let start = chrono_basic(e.occurred_at);
+                    write!(
+                        out,
+                        "BEGIN:VEVENT\r\nUID:bench-{chunk}-{i}\r\nDTSTART:{start}\r\n\
+                         SUMMARY:{}\r\nDESCRIPTION:{}\r\n",
+                        escape(&e.title),
+                        escape(&e.body)
+                    )?;
+                    for p in e.authors.iter().take(1) {
+                        write!(out, "ORGANIZER;CN={}:mailto:{}\r\n", p.name, p.address)?;
+                    }
+                    for p in &e.participants {
+                        write!(
+                            out,
+                            "ATTENDEE;CN={};PARTSTAT=ACCEPTED:mailto:{}\r\n",
+                            p.name, p.address
+                        )?;
+                    }
+                    out.push_str("END:VEVENT\r\n");
+                }
+                out.push_str("END:VCALENDAR\r\n");
+                std::fs::write(dir.join(format!("cal-{chunk:05}.ics")), out)?;
+            }
+        }
+        Source::Slack => {
+            let mut users = std::collections::BTreeMap::new();
+            for e in events {
+                for p in e.authors.iter().chain(&e.participants) {
+                    let id = format!("U{:08}", users.len());
+                    users
+                        .entry(p.address.clone())
+                        .or_insert((id, p.name.clone()));
+                }
+            }
+            let users_json: Vec<serde_json::Value> = users
+                .iter()
+                .map(|(address, (id, name))| {
+                    serde_json::json!({"id": id, "name": address, "real_name": name,
+                        "profile": {"email": address}})
+                })
+                .collect();
+            std::fs::write(dir.join("users.json"), serde_json::to_vec(&users_json)?)?;
+            std::fs::write(
+                dir.join("channels.json"),
+                r#"[{"id": "C1", "name": "general", "members": []}]"#,
+            )?;
+            std::fs::create_dir_all(dir.join("general"))?;
+            let mut days: std::collections::BTreeMap<String, Vec<serde_json::Value>> =
+                std::collections::BTreeMap::new();
+            for (i, e) in events.iter().enumerate() {
+                let user = e
+                    .authors
+                    .first()
+                    .and_then(|p| users.get(&p.address))
+                    .map_or("U00000000".to_string(), |(id, _)| id.clone());
+                let seconds = e.occurred_at / 1000;
+                let day = chrono_day(e.occurred_at);
+                days.entry(day).or_default().push(serde_json::json!({
+                    "type": "message", "user": user, "text": e.body,
+                    "ts": format!("{seconds}.{i:06}"),
+                }));
+            }
+            for (day, messages) in days {
+                std::fs::write(
+                    dir.join("general").join(format!("{day}.json")),
+                    serde_json::to_vec(&messages)?,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What `epigraph ingest <source>` reads from the input.
+fn read_input(source: Source, dir: &Path) -> Result<Scan> {
+    let now = epigraph_connectors::now_millis();
+    Ok(match source {
+        Source::Docs => {
+            let scan = scan_folder(
+                dir,
+                "bench",
+                &DocsConfig::default(),
+                &Manifest::default(),
+                1024,
+            )?;
+            Scan {
+                events: scan.events,
+                dead_letters: scan.dead_letters,
+            }
+        }
+        Source::Events => {
+            let text = std::fs::read_to_string(dir.join("events.jsonl"))?;
+            let mut scan = Scan::default();
+            for line in text.lines() {
+                let event = epigraph::serve::webhook::parse_event(line.as_bytes(), "bench", now)
+                    .map_err(anyhow::Error::msg)?;
+                scan.events.push(event);
+            }
+            scan
+        }
+        Source::Mail => epigraph_connectors::mail::read_mbox(
+            &dir.join("bench.mbox"),
+            "bench",
+            &Default::default(),
+            1024,
+        )?,
+        Source::Ics => {
+            let config = epigraph_connectors::ics::IcsConfig {
+                window_start: Some("2025-01-01".into()),
+                window_end: Some("2028-01-01".into()),
+                ..Default::default()
+            };
+            epigraph_connectors::ics::read_ics(dir, "bench", &config, 1024, now)?
+        }
+        Source::Slack => {
+            epigraph_connectors::slack::read_slack_export(dir, "bench", &Default::default(), 1024)?
+        }
+    })
+}
+
+/// `20260105T090000Z`.
+fn chrono_basic(ms: i64) -> String {
+    let (y, m, d, rest) = civil(ms);
+    let s = rest / 1000;
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        s / 3600,
+        s / 60 % 60,
+        s % 60
+    )
+}
+
+/// `2026-01-05`.
+fn chrono_day(ms: i64) -> String {
+    let (y, m, d, _) = civil(ms);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Civil date (UTC) and the ms into that day.
+fn civil(ms: i64) -> (i64, i64, i64, i64) {
+    let days = ms.div_euclid(86_400_000);
+    let rest = ms.rem_euclid(86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d, rest)
 }
 
 /// Events/s of a bare `FutureProducer` (same settings as ours) sending zero-filled payloads of
