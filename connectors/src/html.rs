@@ -336,6 +336,42 @@ fn entity(name: &str) -> Option<char> {
 
 #[cfg(test)]
 mod tests {
+    /// 100,000 random and mutated pages (`EPIGRAPH_FUZZ_CASES` overrides the count): the
+    /// converter never panics and never inflates its input beyond line breaks and list marks.
+    #[test]
+    fn html_to_text_never_panics_on_100k_cases() {
+        let seed = "<html><head><title>T</title><style>p{x}</style></head><body><h1>Head</h1>\
+                    <p>A &amp; B&#39;s <b>bold</b><br>line</p><ul><li>one</li></ul>\
+                    <blockquote>quoted</blockquote><!-- c --><script>x<y</script></body></html>";
+        let alphabet: Vec<char> = "<>/!-=\"'&#;abhlpiuscrt éü\n".chars().collect();
+        let mut rng = crate::testing::Lcg(0x417e1);
+        let cases: usize = std::env::var("EPIGRAPH_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100_000);
+        for case in 0..cases {
+            let mut text: Vec<char> = if case % 2 == 0 {
+                seed.chars().collect()
+            } else {
+                Vec::new()
+            };
+            for _ in 0..1 + rng.below(if case % 2 == 0 { 4 } else { 80 }) {
+                let c = alphabet[rng.below(alphabet.len())];
+                if text.is_empty() || rng.below(2) == 0 {
+                    let at = rng.below(text.len() + 1);
+                    text.insert(at, c);
+                } else {
+                    let at = rng.below(text.len());
+                    text[at] = c;
+                }
+            }
+            let html: String = text.into_iter().collect();
+            let out = super::html_to_text(&html);
+            let (chars_in, chars_out) = (html.chars().count(), out.chars().count());
+            assert!(chars_out <= 3 * chars_in + 4, "{html:?} -> {out:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

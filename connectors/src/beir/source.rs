@@ -83,6 +83,52 @@ fn parse_line(raw: &[u8]) -> Result<(String, Option<String>, String), String> {
 }
 
 #[cfg(test)]
+mod fuzz {
+    use super::read_corpus;
+
+    /// A corpus of 100,000 random and mutated lines (`EPIGRAPH_FUZZ_CASES` overrides the count),
+    /// read in one pass: no panic, and every non-blank line is an event or a dead letter.
+    #[test]
+    fn every_line_of_a_random_corpus_is_an_event_or_a_dead_letter() {
+        let seed = r#"{"_id": "d1", "title": "Atlas", "text": "We ship in June.", "metadata": {}}"#;
+        let alphabet = b"{}[]\":,_idtitlextm 0123456789\\u";
+        let mut rng = crate::testing::Lcg(0xbe1e);
+        let cases: usize = std::env::var("EPIGRAPH_FUZZ_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100_000);
+        let mut corpus = Vec::new();
+        let mut lines = 0;
+        for case in 0..cases {
+            let mut line = seed.as_bytes().to_vec();
+            if case % 3 == 0 {
+                line = (0..rng.below(60))
+                    .map(|_| alphabet[rng.below(alphabet.len())])
+                    .collect();
+            } else if case % 3 == 1 {
+                let at = rng.below(line.len());
+                line[at] = alphabet[rng.below(alphabet.len())];
+            } else {
+                // A well-formed line with a unique id.
+                line = format!(r#"{{"_id": "d{case}", "text": "t{case}"}}"#).into_bytes();
+            }
+            line.retain(|b| *b != b'\n' && *b != b'\r');
+            if !String::from_utf8_lossy(&line).trim().is_empty() {
+                lines += 1;
+            }
+            corpus.extend_from_slice(&line);
+            corpus.push(b'\n');
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("corpus.jsonl");
+        std::fs::write(&path, &corpus).unwrap();
+        let scan = read_corpus(&path, "acme", 256).expect("a corpus file is never fatal");
+        assert_eq!(scan.events.len() + scan.dead_letters.len(), lines);
+        assert!(scan.events.len() >= cases / 3);
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
