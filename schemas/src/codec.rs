@@ -11,27 +11,92 @@ use apache_avro::{Schema, from_avro_datum, from_value, to_avro_datum, to_value};
 
 use crate::SourceEvent;
 
-/// The current schema of [`SourceEvent`] (`avsc/source_event.avsc`).
+/// The envelope of [`SourceEvent`] (`avsc/source_event.avsc`); it names the per-kind records,
+/// which live in their own files.
 pub const SOURCE_EVENT_AVSC: &str = include_str!("../avsc/source_event.avsc");
+/// The per-kind records, `(full name, file name, text)`.
+pub const RECORD_AVSC: [(&str, &str, &str); 4] = [
+    (
+        "org.epigraph.events.v1.ChatMessage",
+        "chat_message.avsc",
+        include_str!("../avsc/chat_message.avsc"),
+    ),
+    (
+        "org.epigraph.events.v1.EmailMessage",
+        "email_message.avsc",
+        include_str!("../avsc/email_message.avsc"),
+    ),
+    (
+        "org.epigraph.events.v1.CalendarEvent",
+        "calendar_event.avsc",
+        include_str!("../avsc/calendar_event.avsc"),
+    ),
+    (
+        "org.epigraph.events.v1.DocumentFile",
+        "document_file.avsc",
+        include_str!("../avsc/document_file.avsc"),
+    ),
+];
 /// The first published version, frozen (`avsc/source_event.v0.avsc`).
 pub const SOURCE_EVENT_V0_AVSC: &str = include_str!("../avsc/source_event.v0.avsc");
+/// The second, without per-kind records, frozen (`avsc/source_event.v1.avsc`).
+pub const SOURCE_EVENT_V1_AVSC: &str = include_str!("../avsc/source_event.v1.avsc");
+
+/// The envelope with every record it names defined inline at its first use: one self-contained
+/// schema (what the fingerprint covers and what registries without references need).
+///
+/// ```
+/// let text = epigraph_schemas::codec::composed_source_event();
+/// assert!(text.contains("\"name\":\"Attendee\""));
+/// ```
+pub fn composed_source_event() -> String {
+    fn inline(value: &mut serde_json::Value, defined: &mut Vec<&'static str>) {
+        match value {
+            serde_json::Value::String(name) => {
+                if let Some((full, _, text)) = RECORD_AVSC.iter().find(|(full, ..)| full == name)
+                    && !defined.contains(full)
+                {
+                    defined.push(full);
+                    let mut record: serde_json::Value =
+                        serde_json::from_str(text).expect("bundled record .avsc is JSON");
+                    inline(&mut record, defined);
+                    *value = record;
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|v| inline(v, defined)),
+            serde_json::Value::Object(map) => map.values_mut().for_each(|v| inline(v, defined)),
+            _ => {}
+        }
+    }
+    let mut envelope: serde_json::Value =
+        serde_json::from_str(SOURCE_EVENT_AVSC).expect("source_event.avsc is JSON");
+    let mut defined = Vec::new();
+    if let Some(fields) = envelope.get_mut("fields") {
+        inline(fields, &mut defined);
+    }
+    envelope.to_string()
+}
 
 const MARKER: [u8; 2] = [0xC3, 0x01];
 const HEADER_LEN: usize = 10;
 
 /// The parsed current schema.
-pub static SOURCE_EVENT_SCHEMA: LazyLock<Schema> =
-    LazyLock::new(|| Schema::parse_str(SOURCE_EVENT_AVSC).expect("source_event.avsc is valid"));
+pub static SOURCE_EVENT_SCHEMA: LazyLock<Schema> = LazyLock::new(|| {
+    Schema::parse_str(&composed_source_event())
+        .expect("source_event.avsc and its records are valid")
+});
 
 /// Every schema version a consumer can read, with its fingerprint.
 static WRITER_SCHEMAS: LazyLock<Vec<([u8; 8], Schema)>> = LazyLock::new(|| {
-    [SOURCE_EVENT_AVSC, SOURCE_EVENT_V0_AVSC]
-        .iter()
-        .map(|text| {
-            let schema = Schema::parse_str(text).expect("bundled .avsc is valid");
-            (fingerprint(&schema), schema)
-        })
-        .collect()
+    let mut schemas = vec![(
+        fingerprint(&SOURCE_EVENT_SCHEMA),
+        SOURCE_EVENT_SCHEMA.clone(),
+    )];
+    for text in [SOURCE_EVENT_V1_AVSC, SOURCE_EVENT_V0_AVSC] {
+        let schema = Schema::parse_str(text).expect("bundled .avsc is valid");
+        schemas.push((fingerprint(&schema), schema));
+    }
+    schemas
 });
 
 /// Why a payload could not be encoded or decoded. Decoding errors are the producer's fault
@@ -106,9 +171,25 @@ pub fn decode_event(payload: &[u8]) -> Result<SourceEvent, CodecError> {
     Ok(from_value::<SourceEvent>(&value)?)
 }
 
-/// The bundled `.avsc` files as `(file name, text)`, for `epigraph schemas export`.
-pub fn schema_files() -> Vec<(&'static str, &'static str)> {
-    vec![("org.epigraph.events.v1.SourceEvent.avsc", SOURCE_EVENT_AVSC)]
+/// The bundled `.avsc` files as `(file name, text)`, for `epigraph schemas export`: each record
+/// in its own file (named by its full name), the envelope naming them, and the composed,
+/// self-contained envelope.
+pub fn schema_files() -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = RECORD_AVSC
+        .iter()
+        .map(|(full, _, text)| (format!("{full}.avsc"), text.to_string()))
+        .collect();
+    files.push((
+        "org.epigraph.events.v1.SourceEvent.avsc".into(),
+        SOURCE_EVENT_AVSC.to_string(),
+    ));
+    let composed: serde_json::Value =
+        serde_json::from_str(&composed_source_event()).expect("composed schema is JSON");
+    files.push((
+        "org.epigraph.events.v1.SourceEvent.composed.avsc".into(),
+        serde_json::to_string_pretty(&composed).expect("JSON serializes"),
+    ));
+    files
 }
 
 #[cfg(test)]
@@ -197,8 +278,106 @@ mod tests {
     #[test]
     fn schema_changes_stay_backward_compatible() {
         use apache_avro::schema_compatibility::SchemaCompatibility;
-        let v0 = Schema::parse_str(SOURCE_EVENT_V0_AVSC).unwrap();
-        SchemaCompatibility::can_read(&v0, &SOURCE_EVENT_SCHEMA).expect("current reads v0");
+        for old in [SOURCE_EVENT_V0_AVSC, SOURCE_EVENT_V1_AVSC] {
+            let old = Schema::parse_str(old).unwrap();
+            SchemaCompatibility::can_read(&old, &SOURCE_EVENT_SCHEMA).expect("current reads it");
+        }
+    }
+
+    #[test]
+    fn exported_files_are_valid_schemas_and_the_composed_one_is_the_writer() {
+        let files = schema_files();
+        assert_eq!(files.len(), 6);
+        for (name, text) in &files {
+            assert!(name.ends_with(".avsc"));
+            if name.contains("SourceEvent.avsc") {
+                continue; // names the records: parsed with them below
+            }
+            Schema::parse_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        let composed = &files.last().unwrap().1;
+        let schema = Schema::parse_str(composed).unwrap();
+        assert_eq!(fingerprint(&schema), fingerprint(&SOURCE_EVENT_SCHEMA));
+        let texts: Vec<&str> = files[..5].iter().map(|(_, t)| t.as_str()).collect();
+        assert!(
+            Schema::parse_list(texts).is_ok(),
+            "the envelope and its records parse together"
+        );
+    }
+
+    #[test]
+    fn every_per_kind_record_round_trips() {
+        use crate::records::*;
+        let mut chat =
+            SourceEvent::upsert("t", SourceKind::Chat, "slack/g/1.0", None, "hi".into(), 1);
+        chat.chat = Some(ChatMessage {
+            channel: "general".into(),
+            channel_kind: Some("public".into()),
+            channel_id: Some("C1".into()),
+            ts: "1.0".into(),
+            user_id: Some("U1".into()),
+            subtype: None,
+            edited_at: Some(5),
+            edited_by: Some("U1".into()),
+            mentions: vec!["Ada".into()],
+        });
+        let mut email = full_event();
+        email.email = Some(EmailMessage {
+            message_id: Some("id@x".into()),
+            in_reply_to: Some("root@x".into()),
+            references: vec!["root@x".into(), "mid@x".into()],
+            charset: Some("iso-8859-1".into()),
+            mailbox: Some("inbox".into()),
+            quoted_text: Some("> old".into()),
+            signature: None,
+        });
+        let mut calendar =
+            SourceEvent::upsert("t", SourceKind::Calendar, "ics/u", None, "x".into(), 1);
+        calendar.calendar = Some(CalendarEvent {
+            uid: "u".into(),
+            end: Some(9),
+            all_day: true,
+            location: Some("Berlin".into()),
+            status: Some("CONFIRMED".into()),
+            sequence: Some(2),
+            rrule: Some("FREQ=WEEKLY".into()),
+            recurrence_id: Some("20260105T090000Z".into()),
+            method: Some("REQUEST".into()),
+            attendees: vec![Attendee {
+                name: Some("Tom".into()),
+                address: "tom@x".into(),
+                partstat: Some("ACCEPTED".into()),
+                role: None,
+                rsvp: Some("TRUE".into()),
+            }],
+        });
+        let mut document =
+            SourceEvent::upsert("t", SourceKind::Document, "a.md", None, "x".into(), 1);
+        document.document = Some(DocumentFile {
+            path: "a.md".into(),
+            format: Some("md".into()),
+        });
+        for event in [chat, email, calendar, document] {
+            let bytes = encode_event(&event).expect("encodes");
+            assert_eq!(decode_event(&bytes).expect("decodes"), event);
+        }
+    }
+
+    #[test]
+    fn the_current_reader_reads_data_written_before_the_records() {
+        let v1 = Schema::parse_str(SOURCE_EVENT_V1_AVSC).unwrap();
+        let mut event = full_event();
+        let bytes = {
+            // Serialize without the record fields, as a v1 writer did.
+            let mut value = serde_json::to_value(&event).unwrap();
+            for key in ["chat", "email", "calendar", "document"] {
+                value.as_object_mut().unwrap().remove(key);
+            }
+            encode_with(&v1, &value).unwrap()
+        };
+        let decoded = decode_event(&bytes).expect("v1 data resolves");
+        event.email = None;
+        assert_eq!(decoded, event);
     }
 
     #[test]

@@ -126,6 +126,18 @@ pub struct SourceEvent {
     /// Source-specific fields.
     #[serde(default)]
     pub extras: BTreeMap<String, String>,
+    /// For chat items: the chat record ([`SourceEvent::fill_record`]).
+    #[serde(default)]
+    pub chat: Option<crate::records::ChatMessage>,
+    /// For e-mail items: the e-mail record.
+    #[serde(default)]
+    pub email: Option<crate::records::EmailMessage>,
+    /// For calendar items: the calendar record.
+    #[serde(default)]
+    pub calendar: Option<crate::records::CalendarEvent>,
+    /// For documents: the document record.
+    #[serde(default)]
+    pub document: Option<crate::records::DocumentFile>,
 }
 
 impl SourceEvent {
@@ -164,6 +176,10 @@ impl SourceEvent {
             body,
             links: Vec::new(),
             extras: BTreeMap::new(),
+            chat: None,
+            email: None,
+            calendar: None,
+            document: None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! The contracts of epigraph: the Avro schemas of the events that connectors publish to Kafka.
 //!
 //! Map of the crate:
-//! - [`event`]: the Rust types of the records ([`SourceEvent`], [`Party`], [`Link`]).
+//! - [`event`]: the Rust types of the envelope ([`SourceEvent`], [`Party`], [`Link`]).
+//! - [`records`]: the per-kind records (chat message, e-mail, calendar event, document).
 //! - [`codec`]: Avro single-object encoding (marker `C3 01` + the writer schema's 64-bit Rabin
 //!   fingerprint + the datum) and decoding that resolves the writer schema against the reader's.
 //! - [`topics`]: topic names and the Kafka key format shared by producers and consumers.
@@ -11,7 +12,9 @@
 
 pub mod codec;
 pub mod event;
+pub mod records;
 pub mod topics;
 
 pub use codec::{CodecError, decode_event, encode_event, schema_files};
 pub use event::{Link, Op, Party, SourceEvent, SourceKind};
+pub use records::{Attendee, CalendarEvent, ChatMessage, DocumentFile, EmailMessage};

@@ -24,6 +24,10 @@ async fn document_events(env: &TestEnv) -> Vec<(String, Op, Option<String>, Stri
             && let Ok(event) = decode_event(payload)
             && event.tenant == env.tenant
         {
+            // The typed per-kind record travels with every upsert.
+            let path = event.document.as_ref().map(|d| d.path.clone());
+            let expected = (event.op == Op::Upsert).then(|| event.source_id.clone());
+            assert_eq!(path, expected, "{event:?}");
             out.push((event.source_id, event.op, event.title, event.body));
         }
     }

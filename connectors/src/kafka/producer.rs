@@ -65,7 +65,8 @@ impl EventProducer {
     ) -> Result<PublishReport, ConnectorError> {
         let mut report = PublishReport::default();
         let mut in_flight = FuturesUnordered::new();
-        for event in events {
+        for mut event in events {
+            event.fill_record();
             let payload = match encode_event(&event) {
                 Ok(payload) => payload,
                 Err(error) => {

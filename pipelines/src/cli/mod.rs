@@ -192,7 +192,7 @@ pub async fn execute(cli: Cli) -> Result<()> {
         } => {
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             for (name, text) in epigraph_schemas::schema_files() {
-                let path = dir.join(name);
+                let path = dir.join(&name);
                 std::fs::write(&path, text)
                     .with_context(|| format!("writing {}", path.display()))?;
                 println!("{}", path.display());
