@@ -28,6 +28,12 @@ async fn a_real_slack_export_lands_in_both_stores() {
         (Some(158), Some(0)),
         "{summary}"
     );
+    let again = ingest(&env, &["slack", fixture().to_str().unwrap()]);
+    assert_eq!(
+        (again["published"].as_u64(), again["unchanged"].as_u64()),
+        (Some(0), Some(158)),
+        "a second ingest of the same export publishes nothing: {again}"
+    );
     env.run_until_idle();
 
     let graph = neo4j();

@@ -133,19 +133,19 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
         IngestSource::Slack { dir, tenant } => {
             let scan =
                 epigraph_connectors::slack::read_slack_export(&dir, &tenant, &config.slack, max)?;
-            publish_scan(config, "slack", &tenant, scan).await
+            publish_scan(config, "slack", &dir, &tenant, scan).await
         }
         IngestSource::Mbox { path, tenant } => {
             let scan = epigraph_connectors::mail::read_mbox(&path, &tenant, &config.mail, max)?;
-            publish_scan(config, "mbox", &tenant, scan).await
+            publish_scan(config, "mbox", &path, &tenant, scan).await
         }
         IngestSource::Eml { path, tenant } => {
             let scan = epigraph_connectors::mail::read_eml(&path, &tenant, &config.mail, max)?;
-            publish_scan(config, "eml", &tenant, scan).await
+            publish_scan(config, "eml", &path, &tenant, scan).await
         }
         IngestSource::Maildir { path, tenant } => {
             let scan = epigraph_connectors::mail::read_maildir(&path, &tenant, &config.mail, max)?;
-            publish_scan(config, "maildir", &tenant, scan).await
+            publish_scan(config, "maildir", &path, &tenant, scan).await
         }
         IngestSource::Ics {
             path,
@@ -158,31 +158,57 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
             ics.window_end = window_end.or(ics.window_end);
             let now = epigraph_connectors::now_millis();
             let scan = epigraph_connectors::ics::read_ics(&path, &tenant, &ics, max, now)?;
-            publish_scan(config, "ics", &tenant, scan).await
+            publish_scan(config, "ics", &path, &tenant, scan).await
         }
         IngestSource::Events { file, tenant } => {
             super::events::ingest_events(config, &file, &tenant).await
         }
         IngestSource::Beir { dir, tenant } => {
             let scan = epigraph_connectors::beir::read_corpus(&dir, &tenant, max)?;
-            publish_scan(config, "beir", &tenant, scan).await
+            publish_scan(config, "beir", &dir, &tenant, scan).await
         }
     }
 }
 
-/// Publish a connector's scan and print the JSON summary.
+/// Publish a connector's scan and print the JSON summary. Items whose version was already
+/// published from the same input (a manifest per source, tenant and path in the state folder,
+/// saved once every event is acknowledged) are counted `unchanged` and not republished.
 async fn publish_scan(
     config: &EpigraphConfig,
     source: &str,
+    input: &Path,
     tenant: &str,
     scan: Scan,
 ) -> Result<()> {
+    let state_dir = config.state_dir();
+    let input = input.canonicalize().unwrap_or_else(|_| input.to_path_buf());
+    let key = PathBuf::from(format!("{source}:{}", input.display()));
+    let mut manifest = Manifest::load(&state_dir, tenant, &key)?;
+    let (fresh, unchanged): (Vec<_>, Vec<_>) = scan
+        .events
+        .into_iter()
+        .partition(|e| manifest.files.get(&e.source_id) != Some(&e.version));
+    for event in &fresh {
+        // Tombstones are remembered too (their version is `deleted`).
+        manifest
+            .files
+            .insert(event.source_id.clone(), event.version.clone());
+    }
     let dead = scan.dead_letters.len();
-    let report = publish(config, scan).await?;
+    let report = publish(
+        config,
+        Scan {
+            events: fresh,
+            dead_letters: scan.dead_letters,
+        },
+    )
+    .await?;
+    manifest.save(&state_dir)?;
     let summary = serde_json::json!({
         "source": source,
         "tenant": tenant,
         "published": report.published,
+        "unchanged": unchanged.len(),
         "dead_lettered": dead + report.dead_lettered,
     });
     println!("{summary}");
