@@ -592,3 +592,41 @@ fn parse_message_never_panics_on_100k_cases() {
     }
     assert!(parsed > cases / 50, "parsed only {parsed} of {cases}");
 }
+
+/// One mbox of 100,000 pseudo-random and mutated messages (`EPIGRAPH_FUZZ_CASES` overrides the
+/// count), read in one pass: the splitter and the parser never panic and every message the
+/// splitter finds is an event or a dead letter.
+#[test]
+fn an_mbox_of_100k_random_messages_is_read_without_loss() {
+    let seeds = fuzz_seeds();
+    let mut rng = Lcg(0xb0b);
+    let cases: usize = std::env::var("EPIGRAPH_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let mut file = Vec::new();
+    for _ in 0..cases {
+        file.extend_from_slice(b"From fuzz@example.org Mon Jun  2 00:00:00 2025\n");
+        let bytes = loop {
+            let bytes = fuzz_case(&mut rng, &seeds);
+            if !bytes.iter().all(u8::is_ascii_whitespace) {
+                break bytes;
+            }
+        };
+        // Escape separator lines inside the message, as mbox writers do.
+        for line in bytes.split_inclusive(|b| *b == b'\n') {
+            if line.starts_with(b"From ") {
+                file.push(b'>');
+            }
+            file.extend_from_slice(line);
+        }
+        file.extend_from_slice(b"\n\n");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fuzz.mbox");
+    std::fs::write(&path, &file).unwrap();
+    let scan = read_mbox(&path, "fuzz", &MailConfig::default(), 256).expect("never fatal");
+    let found = scan.events.len() + scan.dead_letters.len();
+    assert!(found >= cases, "{found} items for {cases} messages");
+    assert!(scan.events.len() > cases / 10, "{} events", scan.events.len());
+}
