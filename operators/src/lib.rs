@@ -9,6 +9,8 @@
 //! - [`extract`]: from a source version to typed memory objects, entity mentions, vocabulary
 //!   relations and claims, with provenance; entities and relations aggregated across sources.
 //!   Retracting a source version retracts exactly what it contributed.
+//! - [`resolve`]: identity resolution as an overlay: `SAME_AS` edges from the components of
+//!   same-as evidence (addresses, names, human verdicts), computed with `iterate`.
 //! - [`changes`]: turning an epoch's consolidated updates into the upserts and deletes a sink
 //!   applies.
 
@@ -16,9 +18,10 @@ pub mod changes;
 pub mod extract;
 pub mod model;
 pub mod ontology;
+pub mod resolve;
 
 pub use changes::{SinkChanges, net_changes};
-pub use extract::{Extraction, Extractor, elements_of, extract_graph};
+pub use extract::{Extraction, Extractor, elements_of, extract_graph, extract_graph_with_verdicts};
 pub use model::{
     Claim, EntityNode, EpistemicType, GraphElement, MemoryObject, Provenance, Relation, SourceNode,
     SourceVersion, StatementType, TemporalType, stable_id,

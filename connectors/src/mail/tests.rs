@@ -628,5 +628,9 @@ fn an_mbox_of_100k_random_messages_is_read_without_loss() {
     let scan = read_mbox(&path, "fuzz", &MailConfig::default(), 256).expect("never fatal");
     let found = scan.events.len() + scan.dead_letters.len();
     assert!(found >= cases, "{found} items for {cases} messages");
-    assert!(scan.events.len() > cases / 10, "{} events", scan.events.len());
+    assert!(
+        scan.events.len() > cases / 10,
+        "{} events",
+        scan.events.len()
+    );
 }

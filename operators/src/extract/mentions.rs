@@ -259,7 +259,9 @@ impl LocalPeople {
             if !name.chars().next().is_some_and(char::is_uppercase) || name.contains('@') {
                 continue;
             }
-            let key = normalise(name);
+            let Some((key, _)) = party_key(party) else {
+                continue;
+            };
             if seen.insert(name.to_string()) {
                 patterns.push(name.to_string());
                 names.push((name.to_string(), key.clone()));
@@ -278,6 +280,31 @@ impl LocalPeople {
                 .expect("literal patterns build")
         });
         LocalPeople { matcher, names }
+    }
+}
+
+/// The key and surface form of a party: its full name when it has one, else its address (also
+/// for a one-word name, which does not tell people apart).
+pub fn party_key(party: &Party) -> Option<(String, String)> {
+    let name = party
+        .name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty());
+    let address = party
+        .address
+        .as_deref()
+        .map(str::trim)
+        .filter(|a| !a.is_empty());
+    match (name, address) {
+        // A one-word display name ("Rafael", "Pat") is ambiguous across people: the address
+        // identifies the person, the name stays its surface form.
+        (Some(name), Some(address)) if name.split_whitespace().count() < 2 => {
+            Some((address.to_lowercase(), name.to_string()))
+        }
+        (Some(name), _) => Some((normalise(name), name.to_string())),
+        (None, Some(address)) => Some((address.to_lowercase(), address.to_string())),
+        (None, None) => None,
     }
 }
 

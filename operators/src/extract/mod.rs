@@ -34,7 +34,7 @@ use crate::model::{
 use crate::ontology::{Ontology, OntologyError};
 use claims::{ClaimReader, title_subject};
 use classify::Classifier;
-use mentions::{LocalPeople, Mention, Recogniser, normalise};
+use mentions::{LocalPeople, Mention, Recogniser, normalise, party_key};
 use relations::RelationReader;
 
 /// Name and version written into every element's provenance.
@@ -569,25 +569,6 @@ fn split_outside_brackets(value: &str) -> Vec<&str> {
     out.into_iter().filter(|s| !s.trim().is_empty()).collect()
 }
 
-/// The key and surface form of a party: its name when it has one, else its address.
-fn party_key(party: &Party) -> Option<(String, String)> {
-    let name = party
-        .name
-        .as_deref()
-        .map(str::trim)
-        .filter(|n| !n.is_empty());
-    let address = party
-        .address
-        .as_deref()
-        .map(str::trim)
-        .filter(|a| !a.is_empty());
-    match (name, address) {
-        (Some(name), _) => Some((normalise(name), name.to_string())),
-        (None, Some(address)) => Some((address.to_lowercase(), address.to_string())),
-        (None, None) => None,
-    }
-}
-
 fn dedup_relations(relations: &mut Vec<Relation>) {
     relations.sort_by(|a, b| a.id.cmp(&b.id).then(a.provenance.cmp(&b.provenance)));
     relations.dedup_by(|later, first| later.id == first.id);
@@ -663,7 +644,8 @@ pub fn elements_of(extractor: &Extractor, source: &SourceVersion) -> Vec<GraphEl
 /// - per entity: one [`EntityNode`] aggregating every sighting in the tenant;
 /// - per vocabulary relation between two entities: one edge, with the number of sources that
 ///   state it and the provenance of the earliest;
-/// - per capitalised phrase that names an entity known anywhere in the tenant: a `MENTIONS` edge.
+/// - per capitalised phrase that names an entity known anywhere in the tenant: a `MENTIONS` edge;
+/// - per entity resolved to another: a `SAME_AS` edge to its canonical entity ([`crate::resolve`]).
 ///
 /// ```
 /// use std::sync::Arc;
@@ -686,6 +668,22 @@ pub fn elements_of(extractor: &Extractor, source: &SourceVersion) -> Vec<GraphEl
 /// ```
 pub fn extract_graph<'s, T>(
     sources: VecCollection<'s, T, SourceVersion>,
+    extractor: Arc<Extractor>,
+) -> VecCollection<'s, T, GraphElement>
+where
+    T: Timestamp + Lattice,
+{
+    let verdicts = sources
+        .clone()
+        .flat_map(|_| None::<crate::resolve::Verdict>);
+    extract_graph_with_verdicts(sources, verdicts, extractor)
+}
+
+/// [`extract_graph`] with human identity verdicts (see [`crate::resolve`]): the entities are
+/// also resolved into `SAME_AS` edges to their canonical entity.
+pub fn extract_graph_with_verdicts<'s, T>(
+    sources: VecCollection<'s, T, SourceVersion>,
+    verdicts: VecCollection<'s, T, crate::resolve::Verdict>,
     extractor: Arc<Extractor>,
 ) -> VecCollection<'s, T, GraphElement>
 where
@@ -718,6 +716,7 @@ where
         Extracted::Sighting(s) => Some(s),
         _ => None,
     });
+    let sightings_for_resolution = sightings.clone();
     let entities = sightings
         .clone()
         .map(|s| (s.entity_id.clone(), s))
@@ -788,10 +787,12 @@ where
             Some(candidate.provenance.clone()),
         ))
     });
+    let identities = crate::resolve::resolve_identities(sightings_for_resolution, verdicts);
     let all = elements
         .concat(entities)
         .concat(entity_relations)
-        .concat(candidate_mentions);
+        .concat(candidate_mentions)
+        .concat(identities);
     match recurring_elements {
         Some(recurring) => all.concat(recurring),
         None => all,

@@ -88,6 +88,13 @@ pub enum Command {
 /// `epigraph eval …`.
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
+    /// Identity resolution on a generated corpus (`epigraph gen`): pairwise and B-cubed
+    /// precision/recall/F1 of the resolved mentions, next to no resolution; prints JSON.
+    Identity {
+        /// The generated corpus folder.
+        #[arg(long)]
+        generated: PathBuf,
+    },
     /// Memory-object typing (per-type precision/recall/F1, macro-F1) and entity-mention recall
     /// on a labelled set of real sentences; prints JSON (and a table with `--table`).
     Extraction {
@@ -156,6 +163,15 @@ pub async fn execute(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Gen { dir, seed, scale } => generate::generate(&dir, seed, scale),
+        Command::Eval {
+            what: EvalCommand::Identity { generated },
+        } => {
+            let ontology = config.ontology.load().context("loading the ontology")?;
+            let extractor = std::sync::Arc::new(epigraph_operators::Extractor::new(ontology)?);
+            let report = crate::eval::identity::evaluate_identity(extractor, &generated)?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(())
+        }
         Command::Eval {
             what:
                 EvalCommand::Extraction {

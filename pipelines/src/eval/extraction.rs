@@ -45,6 +45,9 @@ pub struct LabelledEntity {
     pub text: String,
     /// Kind.
     pub kind: String,
+    /// The real-world identity it refers to, when the labels say (generated corpora).
+    #[serde(default)]
+    pub entity_id: Option<String>,
 }
 
 /// Entity-mention recall.
@@ -226,7 +229,7 @@ struct GeneratedEntity {
     kind: String,
 }
 
-fn load_generated(dir: &Path) -> Result<Vec<LabelledSource>> {
+pub(crate) fn load_generated(dir: &Path) -> Result<Vec<LabelledSource>> {
     let read = |name: &str| -> Result<String> {
         let path = dir.join(name);
         std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))
@@ -273,6 +276,7 @@ fn load_generated(dir: &Path) -> Result<Vec<LabelledSource>> {
                     .map(|m| LabelledEntity {
                         kind: kinds.get(&m.entity_id).cloned().unwrap_or_default(),
                         text: m.text,
+                        entity_id: Some(m.entity_id),
                     })
                     .collect(),
                 split: split.to_string(),

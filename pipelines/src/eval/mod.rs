@@ -2,4 +2,5 @@
 //! on labelled text (`epigraph eval extraction`).
 
 pub mod extraction;
+pub mod identity;
 pub mod metrics;
