@@ -285,8 +285,8 @@ fn read_input(source: Source, dir: &Path) -> Result<Scan> {
 
 /// `20260105T090000Z`.
 fn chrono_basic(ms: i64) -> String {
-    let (y, m, d, rest) = civil(ms);
-    let s = rest / 1000;
+    let (y, m, d) = epigraph_operators::extract::civil_date(ms);
+    let s = ms.rem_euclid(86_400_000) / 1000;
     format!(
         "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
         s / 3600,
@@ -297,23 +297,8 @@ fn chrono_basic(ms: i64) -> String {
 
 /// `2026-01-05`.
 fn chrono_day(ms: i64) -> String {
-    let (y, m, d, _) = civil(ms);
+    let (y, m, d) = epigraph_operators::extract::civil_date(ms);
     format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// Civil date (UTC) and the ms into that day.
-fn civil(ms: i64) -> (i64, i64, i64, i64) {
-    let days = ms.div_euclid(86_400_000);
-    let rest = ms.rem_euclid(86_400_000);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d, rest)
 }
 
 /// Events/s of a bare `FutureProducer` (same settings as ours) sending zero-filled payloads of

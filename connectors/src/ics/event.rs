@@ -7,20 +7,7 @@ use icalendar::parser::{Component, Property};
 
 use super::time::{When, parse_when};
 
-/// An attendee with its participation parameters.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Attendee {
-    /// `CN`.
-    pub name: Option<String>,
-    /// The `mailto:` address (or the raw calendar user address).
-    pub address: String,
-    /// `PARTSTAT` (`ACCEPTED`, `DECLINED`, `NEEDS-ACTION`, …).
-    pub partstat: Option<String>,
-    /// `ROLE` (`REQ-PARTICIPANT`, `OPT-PARTICIPANT`, `CHAIR`, …).
-    pub role: Option<String>,
-    /// `RSVP`.
-    pub rsvp: Option<String>,
-}
+pub use epigraph_schemas::Attendee;
 
 /// A VEVENT, parsed.
 #[derive(Clone, Debug, PartialEq)]
