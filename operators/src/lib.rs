@@ -21,7 +21,7 @@ pub mod ontology;
 pub mod resolve;
 
 pub use changes::{SinkChanges, net_changes};
-pub use extract::{Extraction, Extractor, elements_of, extract_graph, extract_graph_with_verdicts};
+pub use extract::{Extraction, Extractor, extract_graph, extract_graph_with_verdicts};
 pub use model::{
     Claim, EntityNode, EpistemicType, GraphElement, MemoryObject, Provenance, Relation, SourceNode,
     SourceVersion, StatementType, TemporalType, stable_id,

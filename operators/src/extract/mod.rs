@@ -646,12 +646,6 @@ enum Extracted {
     Candidate(CandidateMention),
 }
 
-/// The graph elements one source version yields on its own (no cross-source aggregation):
-/// handy for tests and tools; the dataflow uses [`extract_graph`].
-pub fn elements_of(extractor: &Extractor, source: &SourceVersion) -> Vec<GraphElement> {
-    extractor.extract(source).elements
-}
-
 /// The dataflow stage: live source versions to graph elements.
 ///
 /// - per source: its node, memory objects, claims and structural edges;
