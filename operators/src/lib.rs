@@ -11,6 +11,9 @@
 //!   Retracting a source version retracts exactly what it contributed.
 //! - [`resolve`]: identity resolution as an overlay: `SAME_AS` edges from the components of
 //!   same-as evidence (addresses, names, human verdicts), computed with `iterate`.
+//! - [`priority`]: node priorities K(v), OIDA's Eq. 1 at its fixed point (type prior, urgency,
+//!   usage, evidence, signed influence, contradiction, decay), computed with `iterate` in
+//!   fixed-point integers from a clock collection.
 //! - [`changes`]: turning an epoch's consolidated updates into the upserts and deletes a sink
 //!   applies.
 
@@ -18,6 +21,7 @@ pub mod changes;
 pub mod extract;
 pub mod model;
 pub mod ontology;
+pub mod priority;
 pub mod resolve;
 
 pub use changes::{SinkChanges, net_changes};

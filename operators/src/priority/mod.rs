@@ -1,0 +1,159 @@
+//! Node priorities K(v): OIDA's update rule (Eq. 1) as an incremental fixpoint.
+//!
+//! ```text
+//! K ← clamp[0,1]( (1−η)K + η·[s + h + u + e + g] − λ_type·Δt·K − c )            (Eq. 1)
+//! ```
+//!
+//! For fixed inputs, the value Eq. 1 settles at satisfies K = (1−η)K + η·F − λΔt·K − c, that is
+//!
+//! ```text
+//! K*_i = clamp[0,1]( (η·(s_i + h_i + u_i + e_i + g_i(K*)) − c_i) / (η + λ_i·Δt_i) )
+//! ```
+//!
+//! where only the graph influence g_i depends on other nodes. [`priorities`] computes this
+//! fixed point for every node with `iterate`, in fixed-point integers ([`Fixed`], millionths):
+//! each node carries a bracket [`Priority::k`] ≤ K* ≤ [`Priority::k_upper`], starting from
+//! [0, 1]; the lower end is rounded down and the upper end up, and both ends are monotone in
+//! the neighbours' brackets, so the lower ends only rise and the upper ends only fall. The
+//! iteration therefore stops, exactly, after finitely many rounds, and never oscillates; the
+//! contraction bound checked on load (Appendix D, [`PriorityConfig::contraction`]) makes the
+//! bracket a few millionths wide (about 16 rounds with the bundled constants).
+//!
+//! The terms (Appendix C; constants in `ontology/priority.toml`, `types.toml`, `edges.toml`):
+//! - s: the type prior (Table 1);
+//! - h: urgency of an open QUESTION: clamp(age/30 · 0.3 + blocking · 0.2 + stakes · 0.5, 0, 1);
+//! - u: usage, a_u · Σ 2^(−τ/half-life) over the node's retrievals;
+//! - e: evidence, a_e per inbound SUPPORTS (edge types with `evidence = true`);
+//! - g: influence, a_g · mean over inbound edges j→i of COEFF · tanh(g_scale · K_j);
+//! - c: penalty, a_c per inbound CONTRADICTS or BLOCKS (`penalises = true`) and a_s per inbound
+//!   SUPERSEDES (`demoting`, whose influence flows from the replaced node to its successor);
+//! - Δt: the node's age in days at `now`, capped; a negative λ (growth) holds only while open.
+//!
+//! Time enters only as data: the [`Now`] collection. Advancing it moves h, u and Δt.
+//! `docs/priority.md` has the derivation, the choices and the measurements.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::EpistemicType;
+
+mod config;
+mod fixed;
+mod operator;
+mod solve;
+mod terms;
+
+pub use config::{
+    Contraction, EdgeRole, EvidenceSettings, InfluenceSettings, PenaltySettings, PriorityConfig,
+    PriorityConfigError, PrioritySettings, TypeConstants, UrgencySettings, UsageSettings,
+};
+pub use fixed::{Fixed, SCALE};
+pub use operator::priorities;
+pub use solve::{Solution, solve};
+
+/// A memory node, as the priority operator needs it. One per node: when several records share
+/// a tenant and id, the smallest (by `Ord`) is used.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PriorityNode {
+    /// Tenant.
+    pub tenant: String,
+    /// Node id (the memory object's id).
+    pub id: String,
+    /// Epistemic type: gives s and λ.
+    pub memory_type: EpistemicType,
+    /// When it was created (ms since the Unix epoch): its age at `now` drives Δt and h.
+    pub created_ms: i64,
+    /// An open question not yet answered: only then is h non-zero and a negative λ applied.
+    pub open: bool,
+    /// How many nodes it blocks (B of h).
+    pub blocking: u32,
+    /// Stakes multiplier (S of h), if stated; otherwise the configured default.
+    pub stakes: Option<Fixed>,
+}
+
+/// A signed edge between two memory nodes of one tenant: `from` acts on `to` (Appendix B).
+/// Edge types that are not configured are ignored, as are self-loops and edges whose ends are
+/// not nodes; duplicates count once.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PriorityEdge {
+    /// Tenant.
+    pub tenant: String,
+    /// The acting node.
+    pub from: String,
+    /// The node acted on.
+    pub to: String,
+    /// Edge type, e.g. `SUPPORTS`, `CONTRADICTS`, `SUPERSEDES`.
+    pub rel_type: String,
+}
+
+/// One retrieval of a node, reported by the query service. Each record counts (two
+/// identical retrievals count twice). A retrieval after `now` counts as happening now.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tenant.
+    pub tenant: String,
+    /// The retrieved node.
+    pub id: String,
+    /// When (ms since the Unix epoch).
+    pub at_ms: i64,
+}
+
+/// The clock, ms since the Unix epoch. Keep one record: replace it to advance time (when there
+/// are several, the latest is used; with none, there is no output).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Now(pub i64);
+
+/// A node's priority and the terms it is made of, at the fixed point (all in millionths).
+///
+/// When K* is not clamped, η·k = η·(s + h + u + e + g) − c − decay, up to rounding.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct Priority {
+    /// K*, rounded down: the lower end of the bracket. In [0, 1]; rank by this.
+    pub k: Fixed,
+    /// The upper end of the bracket: the fixed point lies in [k, k_upper].
+    pub k_upper: Fixed,
+    /// Type prior.
+    pub s: Fixed,
+    /// Open-question urgency.
+    pub h: Fixed,
+    /// Usage activation.
+    pub u: Fixed,
+    /// Evidence activation.
+    pub e: Fixed,
+    /// Graph influence (at k).
+    pub g: Fixed,
+    /// Contradiction and demotion penalty.
+    pub c: Fixed,
+    /// Δt, days.
+    pub dt: Fixed,
+    /// The decay force λ·Δt·k (negative while an open question grows).
+    pub decay: Fixed,
+}
+
+impl Priority {
+    /// K* as a float.
+    ///
+    /// ```
+    /// use epigraph_operators::priority::{Fixed, Priority};
+    /// let p = Priority { k: Fixed(347_826), ..Priority::default() };
+    /// assert_eq!(p.k_f64(), 0.347826);
+    /// ```
+    pub fn k_f64(&self) -> f64 {
+        self.k.to_f64()
+    }
+}
+
+/// The output: a node and its priority.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PriorityWeight {
+    /// Tenant.
+    pub tenant: String,
+    /// Node id.
+    pub id: String,
+    /// K* and its terms.
+    pub priority: Priority,
+}
+
+#[cfg(test)]
+mod tests;
