@@ -11,6 +11,9 @@
 //!   Retracting a source version retracts exactly what it contributed.
 //! - [`resolve`]: identity resolution as an overlay: `SAME_AS` edges from the components of
 //!   same-as evidence (addresses, names, human verdicts), computed with `iterate`.
+//! - [`epistemic`]: time, supersession, signed contradictions and answered questions, judged
+//!   per canonical subject and per named entity; superseded statements are demoted, never
+//!   deleted.
 //! - [`priority`]: node priorities K(v), OIDA's Eq. 1 at its fixed point (type prior, urgency,
 //!   usage, evidence, signed influence, contradiction, decay), computed with `iterate` in
 //!   fixed-point integers from a clock collection.
@@ -18,6 +21,7 @@
 //!   applies.
 
 pub mod changes;
+pub mod epistemic;
 pub mod extract;
 pub mod model;
 pub mod ontology;
@@ -28,6 +32,6 @@ pub use changes::{SinkChanges, net_changes};
 pub use extract::{Extraction, Extractor, extract_graph, extract_graph_with_verdicts};
 pub use model::{
     Claim, EntityNode, EpistemicType, GraphElement, MemoryObject, Provenance, Relation, SourceNode,
-    SourceVersion, StatementType, TemporalType, stable_id,
+    SourceVersion, Standing, StatementType, TemporalType, stable_id,
 };
 pub use ontology::{Ontology, OntologyError};

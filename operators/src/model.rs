@@ -32,6 +32,9 @@ pub struct SourceVersion {
     pub thread_id: Option<String>,
     /// Authority level named by the event's `authority` extra, overriding the kind's level.
     pub authority: Option<String>,
+    /// Recorded time: when epigraph learned this version (the event's `ingested_at`, ms since
+    /// the Unix epoch). Everything extracted from the version carries it.
+    pub recorded_at: Option<i64>,
 }
 
 impl SourceVersion {
@@ -57,6 +60,7 @@ impl SourceVersion {
             participants: Vec::new(),
             thread_id: None,
             authority: None,
+            recorded_at: None,
         }
     }
 
@@ -74,6 +78,7 @@ impl SourceVersion {
             participants: event.participants.clone(),
             thread_id: event.thread_id.clone(),
             authority: event.extras.get("authority").cloned(),
+            recorded_at: Some(event.ingested_at),
         }
     }
 
@@ -163,6 +168,8 @@ pub struct SourceNode {
     pub title: Option<String>,
     /// When it was written (ms since the Unix epoch).
     pub occurred_at: Option<i64>,
+    /// Recorded time of the live version (ms since the Unix epoch).
+    pub recorded_at: Option<i64>,
 }
 
 /// Whether a statement reports a fact, voices an opinion or predicts (Mind Graph).
@@ -226,6 +233,40 @@ pub struct Provenance {
     pub confidence: u16,
 }
 
+/// Where a memory object or claim stands in time, as the epistemic operators judge it
+/// ([`crate::epistemic`]). Nothing is ever deleted for being out of date: it is demoted.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Standing {
+    /// Holds now.
+    #[default]
+    Current,
+    /// Replaced by a later statement on the same matter (it has `t_invalid`).
+    Superseded,
+    /// A question nobody has answered yet.
+    Open,
+    /// A question a later statement answered (closed at `t_invalid`).
+    Answered,
+}
+
+impl Standing {
+    /// Lower-case name, e.g. `superseded`.
+    ///
+    /// ```
+    /// assert_eq!(epigraph_operators::Standing::Answered.as_str(), "answered");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Standing::Current => "current",
+            Standing::Superseded => "superseded",
+            Standing::Open => "open",
+            Standing::Answered => "answered",
+        }
+    }
+}
+
 /// A typed memory object extracted from a source, with its provenance.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct MemoryObject {
@@ -258,6 +299,12 @@ pub struct MemoryObject {
     pub confidence: u16,
     /// When it became valid (ms since the Unix epoch), if known.
     pub t_valid: Option<i64>,
+    /// When it stopped being valid: superseded, or (questions) answered.
+    pub t_invalid: Option<i64>,
+    /// Current, superseded, open or answered.
+    pub standing: Standing,
+    /// Recorded time of the source version it came from.
+    pub recorded_at: Option<i64>,
 }
 
 /// An entity of the organisation: a person, project, organisation, … (kinds come from the
@@ -281,6 +328,10 @@ pub struct EntityNode {
     pub mentions: u32,
     /// Number of distinct sources it was seen in.
     pub sources: u32,
+    /// Valid from: the earliest time a source that names it was written.
+    pub t_valid: Option<i64>,
+    /// Recorded time: the earliest recorded time of those sources.
+    pub recorded_at: Option<i64>,
 }
 
 /// A structured claim: (subject, attribute, value, unit, qualifier, valid time), the material of
@@ -305,8 +356,17 @@ pub struct Claim {
     pub unit: String,
     /// Qualifier such as `at least`, `about`, `up to`, `not`.
     pub qualifier: Option<String>,
+    /// Static, dynamic or atemporal (from the asserting memory object): only dynamic claims are
+    /// superseded by newer ones.
+    pub temporal_type: TemporalType,
     /// Valid from (ms since the Unix epoch): when the source was written.
     pub t_valid: Option<i64>,
+    /// Valid until: when a newer claim on the same subject and attribute replaced it.
+    pub t_invalid: Option<i64>,
+    /// Current or superseded.
+    pub standing: Standing,
+    /// Recorded time of the source version it came from.
+    pub recorded_at: Option<i64>,
     /// Where it was read.
     pub provenance: Provenance,
 }
@@ -330,6 +390,10 @@ pub struct Relation {
     pub temporal_type: Option<TemporalType>,
     /// When it became valid (ms since the Unix epoch), if known.
     pub t_valid: Option<i64>,
+    /// When it stopped being valid, if it did.
+    pub t_invalid: Option<i64>,
+    /// Recorded time: when epigraph learned it (the later of its sources' recorded times).
+    pub recorded_at: Option<i64>,
     /// Number of distinct sources stating it.
     pub support: u32,
 }
@@ -360,6 +424,8 @@ impl Relation {
             provenance,
             temporal_type: None,
             t_valid: None,
+            t_invalid: None,
+            recorded_at: None,
             support: 1,
         }
     }

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use epigraph_schemas::SourceKind;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{EpistemicType, TemporalType};
 
@@ -269,6 +269,14 @@ pub struct AttributeSpec {
     pub cues: Vec<String>,
     /// The kind of value it takes.
     pub value: ValueKind,
+    /// How its claims behave in time; when absent, they take the asserting statement's
+    /// temporal type. Dynamic claims are replaced by newer ones, the others never are.
+    #[serde(default)]
+    pub temporal: Option<TemporalType>,
+    /// The attribute is a family (growth, customers): each claim's attribute is named after the
+    /// cue that found it too (`growth:churn`), so that churn never contradicts uptime.
+    #[serde(default)]
+    pub qualified: bool,
 }
 
 /// The whole ontology.
@@ -296,6 +304,79 @@ pub struct Ontology {
     pub attributes: Vec<AttributeSpec>,
     /// Status words.
     pub statuses: Vec<String>,
+    /// Supersession, contradiction and answered questions.
+    pub epistemics: EpistemicsSpec,
+}
+
+/// `[epistemics]`: how statements relate over time (see `ontology/epistemics.toml`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EpistemicsSpec {
+    /// Disagreeing claims of different sources within this many days contradict each other.
+    pub contradiction_window_days: u32,
+    /// Relative tolerance under which two numbers agree.
+    pub tolerance: f64,
+    /// Phrases that mark a statement as an update of earlier ones.
+    pub update_cues: Vec<String>,
+    /// When two statements are on the same matter.
+    pub matter: MatterSpec,
+    /// Answering questions.
+    pub answers: AnswersSpec,
+    /// What questions ask for.
+    #[serde(default)]
+    pub need: Vec<NeedSpec>,
+}
+
+/// `[epistemics.matter]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MatterSpec {
+    /// Words ignored when comparing topics.
+    pub ignore: Vec<String>,
+    /// Shared topic words that make a matter.
+    pub min_shared: usize,
+    /// Jaccard overlap that makes a matter.
+    pub min_jaccard: f64,
+    /// Earlier statements compared per entity.
+    pub max_lookback: usize,
+}
+
+/// `[epistemics.answers]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AnswersSpec {
+    /// Later statements tried per question and entity.
+    pub max_candidates: usize,
+    /// Topic words a question and its answer share.
+    pub min_shared: usize,
+}
+
+/// `[[epistemics.need]]`: what a question asks for.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NeedSpec {
+    /// Name, e.g. `owner`.
+    pub name: String,
+    /// Phrases of the question that reveal the need.
+    pub cues: Vec<String>,
+    /// What an answer carries.
+    pub answer: AnswerKind,
+}
+
+/// What an answer must carry.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerKind {
+    /// It names a person.
+    Person,
+    /// It has a date claim.
+    Date,
+    /// It has a money claim.
+    Amount,
+    /// It contains a digit.
+    Number,
+    /// Any statement that is not a question.
+    Statement,
 }
 
 /// Every section one ontology file may hold.
@@ -324,6 +405,11 @@ struct OntologyFile {
     attribute: Vec<AttributeSpec>,
     #[serde(default)]
     statuses: Option<Statuses>,
+    #[serde(default)]
+    epistemics: Option<EpistemicsSpec>,
+    /// `[priority]`: read by the priority operator's own loader, skipped here.
+    #[serde(default, rename = "priority")]
+    _priority: Option<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -365,8 +451,12 @@ struct Statuses {
 }
 
 /// The files shipped in `ontology/`, in load order.
-const BUNDLED: [(&str, &str); 4] = [
+const BUNDLED: [(&str, &str); 5] = [
     ("edges.toml", include_str!("../../ontology/edges.toml")),
+    (
+        "epistemics.toml",
+        include_str!("../../ontology/epistemics.toml"),
+    ),
     ("kinds.toml", include_str!("../../ontology/kinds.toml")),
     (
         "relations.toml",
@@ -503,6 +593,7 @@ struct Merged {
     statement: Option<StatementCues>,
     attributes: Vec<AttributeSpec>,
     statuses: Option<Vec<String>>,
+    epistemics: Option<EpistemicsSpec>,
 }
 
 fn upsert_by<T>(list: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
@@ -544,6 +635,9 @@ impl Merged {
         }
         for edge in file.edge {
             upsert_by(&mut self.edges, edge, |a, b| a.name == b.name);
+        }
+        if let Some(epistemics) = file.epistemics {
+            self.epistemics = Some(epistemics);
         }
         for attribute in file.attribute {
             upsert_by(&mut self.attributes, attribute, |a, b| a.name == b.name);
@@ -641,6 +735,9 @@ impl Merged {
             authority,
             statement: self.statement.unwrap_or_default(),
             attributes: self.attributes,
+            epistemics: self
+                .epistemics
+                .ok_or_else(|| OntologyError::Invalid("[epistemics] is not configured".into()))?,
             statuses: self.statuses.unwrap_or_default(),
         })
     }

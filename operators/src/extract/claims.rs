@@ -42,7 +42,8 @@ pub struct ClaimReader {
     status: Regex,
     owner: Regex,
     qualifier: Regex,
-    attributes: Vec<(String, ValueKind, CueSet)>,
+    /// Name, value kind, cues, and the cue phrases when the name is qualified by the cue.
+    attributes: Vec<(String, ValueKind, CueSet, Option<Vec<String>>)>,
 }
 
 impl ClaimReader {
@@ -51,7 +52,7 @@ impl ClaimReader {
         let re = |p: &str| Regex::new(p).expect("claim pattern compiles");
         let statuses: Vec<String> = ontology.statuses.iter().map(|s| regex::escape(s)).collect();
         let status = RegexBuilder::new(&format!(
-            r"\b(?:is|are|was|were|remains|remain|now|status:?|status is|marked as|marked|moved to|set to|went|gone)\s+(?:now\s+|currently\s+|still\s+|officially\s+)?(not\s+)?({})\b",
+            r"(?:\b(?:is|are|was|were|remains|remain|now|status:?|status is|marked as|marked|moved to|set to|went|gone|as)\s+|\bstatus (?:for|of) [^:.]{{1,60}}:\s*)(?:now\s+|currently\s+|still\s+|officially\s+)?(not\s+)?({})\b",
             statuses.join("|")
         ))
         .case_insensitive(true)
@@ -62,7 +63,12 @@ impl ClaimReader {
             .iter()
             .map(|a| {
                 CueSet::new(&a.cues)
-                    .map(|cues| (a.name.clone(), a.value, cues))
+                    .map(|cues| {
+                        let phrases = a
+                            .qualified
+                            .then(|| a.cues.iter().map(|c| c.to_lowercase()).collect());
+                        (a.name.clone(), a.value, cues, phrases)
+                    })
                     .map_err(OntologyError::Invalid)
             })
             .collect::<Result<_, _>>()?;
@@ -278,8 +284,8 @@ impl ClaimReader {
         values: &[(usize, usize, String, String, ValueKind)],
     ) -> Option<String> {
         const WINDOW: usize = 60;
-        let mut best: Option<(usize, &str)> = None;
-        for (name, value_kind, cues) in &self.attributes {
+        let mut best: Option<(usize, String)> = None;
+        for (name, value_kind, cues, phrases) in &self.attributes {
             if *value_kind != kind {
                 continue;
             }
@@ -294,12 +300,19 @@ impl ClaimReader {
                 let crosses = values
                     .iter()
                     .any(|(a, b, ..)| *a >= gap_start && *b <= gap_end && (*a, *b) != (s, e));
-                if distance <= WINDOW && !crosses && best.is_none_or(|(d, _)| distance < d) {
+                if distance <= WINDOW
+                    && !crosses
+                    && best.as_ref().is_none_or(|(d, _)| distance < *d)
+                {
+                    let name = match phrases {
+                        Some(phrases) => format!("{name}:{}", phrases[m.cue]),
+                        None => name.clone(),
+                    };
                     best = Some((distance, name));
                 }
             }
         }
-        best.map(|(_, name)| name.to_string())
+        best.map(|(_, name)| name)
     }
 }
 

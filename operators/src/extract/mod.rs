@@ -29,7 +29,7 @@ use timely::progress::Timestamp;
 
 use crate::model::{
     Claim, EntityNode, EpistemicType, GraphElement, MemoryObject, Provenance, Relation, SourceNode,
-    SourceVersion, stable_id,
+    SourceVersion, Standing, stable_id,
 };
 use crate::ontology::{Ontology, OntologyError};
 use claims::{ClaimReader, title_subject};
@@ -88,6 +88,10 @@ pub struct Sighting {
     pub address: Option<String>,
     /// Source it was seen in.
     pub source_id: String,
+    /// When that source was written.
+    pub seen_at: Option<i64>,
+    /// Recorded time of that source's version.
+    pub recorded_at: Option<i64>,
 }
 
 /// An untyped capitalised phrase of a memory object, to match against known entities.
@@ -103,6 +107,10 @@ pub struct CandidateMention {
     pub memory_id: String,
     /// Where.
     pub provenance: Provenance,
+    /// When the source was written.
+    pub seen_at: Option<i64>,
+    /// Recorded time of the source version.
+    pub recorded_at: Option<i64>,
 }
 
 /// Everything one source version yields.
@@ -145,6 +153,7 @@ pub struct Extractor {
     classifier: Classifier,
     claims: ClaimReader,
     relations: RelationReader,
+    rules: Arc<crate::epistemic::Rules>,
 }
 
 impl Extractor {
@@ -155,6 +164,7 @@ impl Extractor {
             classifier: Classifier::new(&ontology)?,
             claims: ClaimReader::new(&ontology)?,
             relations: RelationReader::new(&ontology)?,
+            rules: Arc::new(crate::epistemic::Rules::new(&ontology)?),
             ontology: Arc::new(ontology),
         })
     }
@@ -167,6 +177,11 @@ impl Extractor {
     /// The ontology it was compiled from.
     pub fn ontology(&self) -> &Ontology {
         &self.ontology
+    }
+
+    /// The supersession, contradiction and answer rules of its ontology.
+    pub fn rules(&self) -> Arc<crate::epistemic::Rules> {
+        self.rules.clone()
     }
 
     /// Everything one source version yields.
@@ -191,6 +206,7 @@ impl Extractor {
             version: source.version.clone(),
             title: source.title.clone(),
             occurred_at: source.occurred_at,
+            recorded_at: source.recorded_at,
         };
         let tenant = source.tenant.as_str();
         let authority = self
@@ -290,6 +306,8 @@ impl Extractor {
                     surface: m.surface.clone(),
                     address: None,
                     source_id: source.source_id.clone(),
+                    seen_at: source.occurred_at,
+                    recorded_at: source.recorded_at,
                 });
                 let edge = Relation::structural(
                     tenant,
@@ -310,6 +328,8 @@ impl Extractor {
                         surface: c.surface,
                         memory_id: from.to_string(),
                         provenance: provenance(c.start, c.end, mention_confidence / 2),
+                        seen_at: source.occurred_at,
+                        recorded_at: source.recorded_at,
                     });
                 }
             }
@@ -333,6 +353,13 @@ impl Extractor {
                 extractor: EXTRACTOR.to_string(),
                 confidence,
                 t_valid: source.occurred_at,
+                t_invalid: None,
+                standing: if typing.memory_type == EpistemicType::Question {
+                    Standing::Open
+                } else {
+                    Standing::Current
+                },
+                recorded_at: source.recorded_at,
             }));
             out.elements
                 .push(GraphElement::Relation(Relation::structural(
@@ -373,6 +400,10 @@ impl Extractor {
             {
                 let (subject, subject_name) = match claim.subject {
                     Some(i) => (ids[i].clone(), mentions[i].surface.clone()),
+                    // A chat channel's name is no subject: the message stands for itself.
+                    None if source.kind == SourceKind::Chat => {
+                        title_subject(None, &source.source_id)
+                    }
                     None => title_subject(source.title.as_deref(), &source.source_id),
                 };
                 let id = stable_id(&[
@@ -400,6 +431,13 @@ impl Extractor {
                             None,
                         )));
                 }
+                let temporal_type = self
+                    .ontology
+                    .attributes
+                    .iter()
+                    .find(|a| claim.attribute.split(':').next() == Some(a.name.as_str()))
+                    .and_then(|a| a.temporal)
+                    .unwrap_or(typing.temporal_type);
                 out.elements.push(GraphElement::Claim(Claim {
                     id,
                     tenant: tenant.to_string(),
@@ -410,13 +448,27 @@ impl Extractor {
                     value: claim.value,
                     unit: claim.unit,
                     qualifier: claim.qualifier,
+                    temporal_type,
                     t_valid: source.occurred_at,
+                    t_invalid: None,
+                    standing: Standing::Current,
+                    recorded_at: source.recorded_at,
                     provenance: provenance(claim.start, claim.end, confidence),
                 }));
             }
         }
         out.elements.insert(0, GraphElement::Source(node));
         dedup_relations(&mut out.entity_relations);
+        // Every edge read from this version is valid from when it was written and recorded
+        // when the version was.
+        let edges = out.elements.iter_mut().filter_map(|e| match e {
+            GraphElement::Relation(r) => Some(r),
+            _ => None,
+        });
+        for relation in edges.chain(out.entity_relations.iter_mut()) {
+            relation.t_valid = relation.t_valid.or(source.occurred_at);
+            relation.recorded_at = source.recorded_at;
+        }
         out
     }
 
@@ -447,6 +499,8 @@ impl Extractor {
                     surface,
                     address: party.address.as_ref().map(|a| a.trim().to_lowercase()),
                     source_id: source.source_id.clone(),
+                    seen_at: source.occurred_at,
+                    recorded_at: source.recorded_at,
                 });
                 if edges.insert((rel_type, id.clone())) {
                     out.elements
@@ -697,6 +751,7 @@ pub fn extract_graph_with_verdicts<'s, T>(
 where
     T: Timestamp + Lattice,
 {
+    let rules = extractor.rules();
     let ontology_recurring = extractor
         .ontology()
         .recurring
@@ -768,6 +823,8 @@ where
                 surface: c.surface,
                 address: None,
                 source_id: c.provenance.source_id,
+                seen_at: c.seen_at,
+                recorded_at: c.recorded_at,
             });
             let entities = sightings
                 .map(|s| (s.entity_id.clone(), s))
@@ -801,10 +858,11 @@ where
         .concat(entity_relations)
         .concat(candidate_mentions)
         .concat(identities);
-    match recurring_elements {
+    let all = match recurring_elements {
         Some(recurring) => all.concat(recurring),
         None => all,
-    }
+    };
+    crate::epistemic::relate(all, rules)
 }
 
 fn aggregate_entity(input: &[(&Sighting, isize)]) -> EntityNode {
@@ -813,7 +871,15 @@ fn aggregate_entity(input: &[(&Sighting, isize)]) -> EntityNode {
     let mut addresses = BTreeSet::new();
     let mut sources = BTreeSet::new();
     let mut mentions = 0isize;
+    let mut t_valid: Option<i64> = None;
+    let mut recorded_at: Option<i64> = None;
+    let earliest = |a: Option<i64>, b: Option<i64>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     for (sighting, count) in input {
+        t_valid = earliest(t_valid, sighting.seen_at);
+        recorded_at = earliest(recorded_at, sighting.recorded_at);
         *surfaces.entry(sighting.surface.as_str()).or_default() += count;
         if let Some(address) = &sighting.address {
             addresses.insert(address.clone());
@@ -840,6 +906,8 @@ fn aggregate_entity(input: &[(&Sighting, isize)]) -> EntityNode {
         addresses: addresses.into_iter().collect(),
         mentions: mentions.max(0) as u32,
         sources: sources.len() as u32,
+        t_valid,
+        recorded_at,
     }
 }
 
@@ -860,6 +928,7 @@ fn aggregate_relation(input: &[(&Relation, isize)]) -> Relation {
         .expect("reduce input is never empty");
     let mut relation = earliest.clone();
     relation.support = sources.len().max(1) as u32;
+    relation.recorded_at = input.iter().filter_map(|(r, _)| r.recorded_at).min();
     relation
 }
 

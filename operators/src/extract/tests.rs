@@ -70,6 +70,8 @@ fn a_single_source_yields_exactly_its_extraction() {
                 addresses: vec![],
                 mentions: 1,
                 sources: 1,
+                t_valid: None,
+                recorded_at: None,
             }),
             1,
         ));

@@ -117,7 +117,8 @@ pub fn block_pairs(kind: &str, keys: &[&str]) -> Vec<(usize, usize)> {
 ///
 /// let seen = |name: &str, address: Option<&str>| Sighting {
 ///     entity_id: entity_id("t", "Person", name), tenant: "t".into(), kind: "Person".into(),
-///     key: name.into(), surface: name.into(), address: address.map(str::to_string), source_id: "s".into() };
+///     key: name.into(), surface: name.into(), address: address.map(str::to_string), source_id: "s".into(),
+///     seen_at: None, recorded_at: None };
 /// let sightings = vec![seen("maya chen", Some("maya@x")), seen("m. chen", Some("maya@x")), seen("tom berg", None)];
 /// let captured = timely::example(move |scope| {
 ///     let sightings = scope.new_collection_from(sightings).1;

@@ -15,6 +15,8 @@ fn seen(kind: &str, name: &str, address: Option<&str>, source: &str) -> Sighting
         surface: name.into(),
         address: address.map(str::to_string),
         source_id: source.into(),
+        seen_at: None,
+        recorded_at: None,
     }
 }
 

@@ -88,6 +88,13 @@ pub enum Command {
 /// `epigraph eval …`.
 #[derive(Debug, Subcommand)]
 pub enum EvalCommand {
+    /// Supersession, contradiction and answered questions on a generated corpus (`epigraph
+    /// gen`): precision/recall of the judged edges against its labels; prints JSON.
+    Epistemics {
+        /// The generated corpus folder.
+        #[arg(long)]
+        generated: PathBuf,
+    },
     /// Identity resolution on a generated corpus (`epigraph gen`): pairwise and B-cubed
     /// precision/recall/F1 of the resolved mentions, next to no resolution; prints JSON.
     Identity {
@@ -163,6 +170,15 @@ pub async fn execute(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Gen { dir, seed, scale } => generate::generate(&dir, seed, scale),
+        Command::Eval {
+            what: EvalCommand::Epistemics { generated },
+        } => {
+            let ontology = config.ontology.load().context("loading the ontology")?;
+            let extractor = std::sync::Arc::new(epigraph_operators::Extractor::new(ontology)?);
+            let report = crate::eval::epistemics::evaluate_epistemics(extractor, &generated)?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(())
+        }
         Command::Eval {
             what: EvalCommand::Identity { generated },
         } => {

@@ -154,6 +154,8 @@ fn relation_write(r: &epigraph_operators::Relation, content_hash: String) -> Rel
         ("tenant".to_string(), PropValue::Text(r.tenant.clone())),
         ("support".to_string(), PropValue::Int(r.support.into())),
         ("t_valid".to_string(), r.t_valid.into()),
+        ("t_invalid".to_string(), r.t_invalid.into()),
+        ("recorded_at".to_string(), r.recorded_at.into()),
         (
             "temporal_type".to_string(),
             r.temporal_type.map(|t| t.as_str().to_string()).into(),
@@ -181,6 +183,7 @@ fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
             props.insert("version".into(), text(&s.version));
             props.insert("title".into(), s.title.clone().into());
             props.insert("occurred_at".into(), s.occurred_at.into());
+            props.insert("recorded_at".into(), s.recorded_at.into());
             vec!["Source".to_string(), capitalised(s.kind.as_str())]
         }
         GraphElement::Memory(m) => {
@@ -194,6 +197,9 @@ fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
             props.insert("span_end".into(), PropValue::Int(m.span.1.into()));
             props.insert("extractor".into(), text(&m.extractor));
             props.insert("t_valid".into(), m.t_valid.into());
+            props.insert("t_invalid".into(), m.t_invalid.into());
+            props.insert("standing".into(), text(m.standing.as_str()));
+            props.insert("recorded_at".into(), m.recorded_at.into());
             props.insert("section".into(), m.section.clone().into());
             props.insert("statement_type".into(), text(m.statement_type.as_str()));
             props.insert("temporal_type".into(), text(m.temporal_type.as_str()));
@@ -208,6 +214,8 @@ fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
             props.insert("addresses".into(), PropValue::TextList(e.addresses.clone()));
             props.insert("mentions".into(), PropValue::Int(e.mentions.into()));
             props.insert("sources".into(), PropValue::Int(e.sources.into()));
+            props.insert("t_valid".into(), e.t_valid.into());
+            props.insert("recorded_at".into(), e.recorded_at.into());
             vec!["Entity".to_string(), e.kind.clone()]
         }
         GraphElement::Claim(c) => {
@@ -219,7 +227,11 @@ fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
             props.insert("value".into(), text(&c.value));
             props.insert("unit".into(), text(&c.unit));
             props.insert("qualifier".into(), c.qualifier.clone().into());
+            props.insert("temporal_type".into(), text(c.temporal_type.as_str()));
             props.insert("t_valid".into(), c.t_valid.into());
+            props.insert("t_invalid".into(), c.t_invalid.into());
+            props.insert("standing".into(), text(c.standing.as_str()));
+            props.insert("recorded_at".into(), c.recorded_at.into());
             provenance_props(&mut props, &c.provenance);
             vec!["Claim".to_string()]
         }
@@ -261,7 +273,7 @@ fn memory_row(m: &MemoryObject, content_hash: String) -> MemoryRow {
         span_start: m.span.0.into(),
         span_end: m.span.1.into(),
         t_valid: m.t_valid,
-        t_invalid: None,
+        t_invalid: m.t_invalid,
         content_hash,
     }
 }

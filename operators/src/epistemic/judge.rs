@@ -1,0 +1,270 @@
+//! The judgements, as plain functions over one group: the claims on one subject and attribute
+//! (supersession and contradiction), and the statements naming one entity (decisions and plans
+//! that replace earlier ones, answers to open questions). The dataflow in the parent module
+//! groups, these decide.
+
+use serde::{Deserialize, Serialize};
+
+use super::rules::{Facts, Rules, replaceable};
+use crate::model::{EpistemicType, TemporalType};
+use crate::ontology::AnswerKind;
+
+/// One claim as the timeline sees it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ClaimPoint {
+    /// Claim id.
+    pub id: String,
+    /// Memory object asserting it.
+    pub memory_id: String,
+    /// Its source.
+    pub source_id: String,
+    /// Normalised value.
+    pub value: String,
+    /// Unit of the value (`EUR`, `date`, `count`, …).
+    pub unit: String,
+    /// Qualifier (`not`, `about`, …).
+    pub qualifier: Option<String>,
+    /// Whether newer claims may replace it.
+    pub temporal_type: TemporalType,
+    /// When it was written.
+    pub t_valid: Option<i64>,
+    /// When it was recorded.
+    pub recorded_at: Option<i64>,
+    /// Its statement says it updates something.
+    pub update: bool,
+}
+
+/// How two statements relate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum LinkKind {
+    /// `from` replaces `to`.
+    Supersedes,
+    /// `from` and `to` disagree (emitted in both directions).
+    Contradicts,
+    /// `from` answers the question `to`.
+    Answers,
+}
+
+impl LinkKind {
+    /// The relationship type in the graph.
+    pub fn rel_type(self) -> &'static str {
+        match self {
+            LinkKind::Supersedes => "SUPERSEDES",
+            LinkKind::Contradicts => "CONTRADICTS",
+            LinkKind::Answers => "ANSWERS",
+        }
+    }
+}
+
+/// A judged relation between two memory objects, with its valid and recorded time.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Link {
+    /// What relation.
+    pub kind: LinkKind,
+    /// Tenant.
+    pub tenant: String,
+    /// Start memory object.
+    pub from: String,
+    /// End memory object.
+    pub to: String,
+    /// Valid from: when the later of the two was written.
+    pub t_valid: Option<i64>,
+    /// Valid until (contradictions: when one side stopped being current).
+    pub t_invalid: Option<i64>,
+    /// Recorded: the later recorded time of the two.
+    pub recorded_at: Option<i64>,
+}
+
+/// What the timeline of one (subject, attribute) decided.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Timeline {
+    /// `(older claim, newer claim)`: the older one is invalid from the newer one's valid time.
+    pub superseded: Vec<(usize, usize)>,
+    /// `(earlier, later)` claims of different sources that disagree while both are current.
+    pub contradictions: Vec<(usize, usize)>,
+}
+
+/// Reads the claims on one subject and attribute in the order they were written.
+///
+/// A claim that disagrees with a current one replaces it when both are dynamic, it is later,
+/// and it either says it is an update or comes more than the contradiction window later;
+/// otherwise, from another source, they contradict each other and both stay current. Claims of
+/// the same statement are never compared.
+///
+/// ```
+/// use epigraph_operators::epistemic::{Rules, judge::{ClaimPoint, timeline}};
+/// use epigraph_operators::TemporalType;
+/// let day = 86_400_000;
+/// let point = |id: &str, source: &str, value: &str, day_n: i64, update: bool| ClaimPoint {
+///     id: id.into(), memory_id: id.into(), source_id: source.into(), value: value.into(),
+///     unit: "date".into(), qualifier: None, temporal_type: TemporalType::Dynamic, t_valid: Some(day_n * day),
+///     recorded_at: None, update };
+/// let rules = Rules::bundled();
+/// // The term sheet and the memo disagree within days: a contradiction.
+/// let t = timeline(&[point("sheet", "a", "320000", 1, false), point("memo", "b", "200000", 3, false)], &rules);
+/// assert_eq!((t.superseded.len(), t.contradictions.len()), (0, 1));
+/// // "moved to" a week later: the earlier date is replaced.
+/// let t = timeline(&[point("plan", "a", "2026-05-13", 1, false), point("slip", "b", "2026-06-03", 8, true)], &rules);
+/// assert_eq!(t.superseded, [(0, 1)]);
+/// ```
+pub fn timeline(points: &[ClaimPoint], rules: &Rules) -> Timeline {
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|a, b| {
+        let key = |p: &ClaimPoint| (p.t_valid.unwrap_or(i64::MIN), p.recorded_at, p.id.clone());
+        key(&points[*a]).cmp(&key(&points[*b]))
+    });
+    let mut out = Timeline::default();
+    let mut current: Vec<usize> = Vec::new();
+    for i in order {
+        let c = &points[i];
+        let mut kept = Vec::with_capacity(current.len() + 1);
+        for x in current {
+            let p = &points[x];
+            if p.memory_id == c.memory_id
+                || rules.agree(
+                    &c.unit,
+                    (&p.value, p.qualifier.as_deref()),
+                    (&c.value, c.qualifier.as_deref()),
+                )
+            {
+                kept.push(x);
+                continue;
+            }
+            let gap = match (c.t_valid, p.t_valid) {
+                (Some(newer), Some(older)) if newer > older => Some(newer - older),
+                _ => None,
+            };
+            let replaces = replaceable(c.temporal_type)
+                && replaceable(p.temporal_type)
+                && gap.is_some_and(|gap| c.update || gap > rules.window_ms());
+            if replaces {
+                out.superseded.push((x, i));
+                continue;
+            }
+            if p.source_id != c.source_id {
+                out.contradictions.push((x, i));
+            }
+            kept.push(x);
+        }
+        kept.push(i);
+        current = kept;
+    }
+    out
+}
+
+/// Decisions (plans) that replace earlier decisions (plans) on the same matter, among the
+/// statements naming one entity whose own words are `besides`: each statement replaces the
+/// latest earlier one of its type whose topic is the same matter. Returns `(newer, older)`
+/// indexes into `members`.
+///
+/// ```
+/// use epigraph_operators::epistemic::{Rules, judge::supersessions};
+/// use epigraph_operators::{EpistemicType, MemoryObject, Standing, StatementType, TemporalType};
+/// let rules = Rules::bundled();
+/// let decision = |id: &str, day: i64, text: &str| rules.facts(&MemoryObject {
+///     id: id.into(), tenant: "t".into(), memory_type: EpistemicType::Decision,
+///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
+///     title: None, section: None, source_id: id.into(), source_version: "v".into(), span: (0, 1),
+///     extractor: "x".into(), confidence: 900, t_valid: Some(day * 86_400_000), t_invalid: None,
+///     standing: Standing::Current, recorded_at: None }, &[], &[]);
+/// let members = [
+///     decision("db", 1, "Decision: Tidewater goes with MySQL for the primary database."),
+///     decision("region", 2, "Decision: Tidewater goes with eu-west-1 for the hosting region."),
+///     decision("db2", 9, "We are reversing the earlier call on the Tidewater primary database: Postgres instead of MySQL."),
+/// ];
+/// let refs: Vec<_> = members.iter().collect();
+/// assert_eq!(supersessions(&refs, &["tidewater".to_string()], &rules), [(2, 0)]);
+/// ```
+pub fn supersessions(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(usize, usize)> {
+    let mut order: Vec<usize> = (0..members.len())
+        .filter(|i| {
+            let m = members[*i];
+            m.t_valid.is_some()
+                && matches!(m.memory_type, EpistemicType::Decision | EpistemicType::Plan)
+        })
+        .collect();
+    order.sort_by(|a, b| rank(members[*a]).cmp(&rank(members[*b])));
+    let lookback = rules.spec().matter.max_lookback;
+    let mut out = Vec::new();
+    for (pos, &i) in order.iter().enumerate() {
+        let newer = members[i];
+        let earlier = order[..pos]
+            .iter()
+            .rev()
+            .filter(|j| {
+                let older = members[**j];
+                older.memory_type == newer.memory_type && older.t_valid < newer.t_valid
+            })
+            .take(lookback)
+            .find(|j| rules.same_matter(&newer.topic, &members[**j].topic, besides));
+        if let Some(&j) = earlier {
+            out.push((i, j));
+        }
+    }
+    out
+}
+
+/// Answers to the questions among the statements naming one entity: for each question, the
+/// first later statement that shares a topic word with it (besides the entity's own) and
+/// carries what it asks for. Returns `(answer, question)` indexes into `members`.
+///
+/// ```
+/// use epigraph_operators::epistemic::{Rules, judge::answers};
+/// use epigraph_operators::{EpistemicType, MemoryObject, Standing, StatementType, TemporalType};
+/// let rules = Rules::bundled();
+/// let unit = |id: &str, day: i64, t: EpistemicType, text: &str, person: bool| rules.facts(&MemoryObject {
+///     id: id.into(), tenant: "t".into(), memory_type: t,
+///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
+///     title: None, section: None, source_id: id.into(), source_version: "v".into(), span: (0, 1),
+///     extractor: "x".into(), confidence: 900, t_valid: Some(day * 86_400_000), t_invalid: None,
+///     standing: Standing::Open, recorded_at: None },
+///     &if person { vec![(0, "p".to_string(), "Person".to_string())] } else { vec![] }, &[]);
+/// let members = [
+///     unit("q", 1, EpistemicType::Question, "Who owns the BlueWave renewal?", false),
+///     unit("noise", 2, EpistemicType::Observation, "The BlueWave renewal call went long.", false),
+///     unit("a", 5, EpistemicType::Plan, "Mateo will own the BlueWave renewal.", true),
+/// ];
+/// let refs: Vec<_> = members.iter().collect();
+/// assert_eq!(answers(&refs, &["bluewave".to_string()], &rules), [(2, 0)]);
+/// ```
+pub fn answers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(usize, usize)> {
+    let mut order: Vec<usize> = (0..members.len())
+        .filter(|i| members[*i].t_valid.is_some())
+        .collect();
+    order.sort_by(|a, b| rank(members[*a]).cmp(&rank(members[*b])));
+    let spec = &rules.spec().answers;
+    let mut out = Vec::new();
+    for (pos, &q) in order.iter().enumerate() {
+        let question = members[q];
+        let Some(need) = question.need else {
+            continue;
+        };
+        let answer = order[pos + 1..]
+            .iter()
+            .filter(|a| {
+                let candidate = members[**a];
+                candidate.memory_type != EpistemicType::Question
+                    && candidate.t_valid > question.t_valid
+            })
+            .take(spec.max_candidates)
+            .find(|a| {
+                let candidate = members[**a];
+                fits(candidate, need)
+                    && rules.shared_words(&question.topic, &candidate.topic, besides)
+                        >= spec.min_shared
+            });
+        if let Some(&a) = answer {
+            out.push((a, q));
+        }
+    }
+    out
+}
+
+fn fits(candidate: &Facts, need: AnswerKind) -> bool {
+    candidate.carries.contains(&need)
+}
+
+/// Time order of statements: valid time, recorded time, id.
+fn rank(f: &Facts) -> (Option<i64>, Option<i64>, &str) {
+    (f.t_valid, f.recorded_at, f.id.as_str())
+}

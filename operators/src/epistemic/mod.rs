@@ -1,0 +1,478 @@
+//! Time, supersession, contradiction and answered questions, incrementally.
+//!
+//! [`relate`] takes the extracted graph (memory objects, claims, mentions, entities and the
+//! `SAME_AS` overlay of [`crate::resolve`]) and returns it with:
+//! - **claims judged per (canonical subject, attribute, unit)** ([`judge::timeline`]): a dynamic
+//!   claim replaced by a newer one gets `t_invalid` and stands `superseded`; two current claims of
+//!   different sources that disagree become a `CONTRADICTS` pair between their statements, both
+//!   kept and each pointing to the other (the edge's `t_invalid` is when one side stopped being
+//!   current);
+//! - **decisions and plans on the same matter** ([`judge::supersessions`]): a later one gets a
+//!   `SUPERSEDES` edge to the latest earlier one of its type; so does a statement whose claim
+//!   replaced another statement's claim;
+//! - **answered questions** ([`judge::answers`]): the first later statement that answers an open
+//!   question gets an `ANSWERS` edge to it, and the question stands `answered` from then on.
+//!
+//! Statements are grouped by the canonical entities they name (so `SAME_AS` merges count, and a
+//! `distinct` verdict separates again) and claims by their canonical subject. Nothing is deleted:
+//! superseded and answered statements keep their nodes, demoted by their standing and their
+//! `t_invalid`. Every derived edge carries valid time (when the later side was written) and
+//! recorded time (when the later side was recorded), so the graph can be read as of any date.
+//!
+//! Everything here is a function of the current inputs: an edit or a delete retracts exactly
+//! what it caused, and the incremental result equals a recomputation from scratch (tested).
+
+pub mod judge;
+mod rules;
+
+use std::sync::Arc;
+
+use differential_dataflow::VecCollection;
+use differential_dataflow::lattice::Lattice;
+use serde::{Deserialize, Serialize};
+use timely::progress::Timestamp;
+
+use crate::extract::edge;
+use crate::model::{Claim, EpistemicType, GraphElement, MemoryObject, Relation, Standing};
+use crate::resolve::SAME_AS;
+use judge::{ClaimPoint, Link, LinkKind};
+pub use rules::{Facts, Rules};
+
+/// One input of the per-memory reduce.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+enum Part {
+    Memory(Box<MemoryObject>),
+    /// An entity it names: span start, entity id, kind.
+    Mention(u32, String, String),
+    Claim(Box<Claim>),
+}
+
+/// One input of the per-entity reduce.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+enum Member {
+    /// Topic words of one of the entity's names.
+    Names(Vec<String>),
+    /// A statement naming the entity.
+    Statement(Box<Facts>),
+}
+
+/// A later judgement on one memory object or claim: its standing and since when.
+type Judged = (String, (Standing, Option<i64>));
+
+/// The graph with supersession, contradiction and answers judged (see the module docs).
+///
+/// ```
+/// use differential_dataflow::input::Input;
+/// use epigraph_operators::{GraphElement, SourceVersion, Standing, extract::Extractor, extract_graph};
+/// use epigraph_schemas::SourceKind;
+/// use std::sync::Arc;
+/// use timely::dataflow::operators::capture::{Capture, Extract};
+///
+/// let day = 86_400_000;
+/// let mut early = SourceVersion::new("t", "a", SourceKind::Chat, "Project Atlas launch is planned for May 13, 2027.");
+/// early.occurred_at = Some(day);
+/// let mut late = SourceVersion::new("t", "b", SourceKind::Chat, "Heads up, the Project Atlas launch slips to June 3, 2027.");
+/// late.occurred_at = Some(9 * day);
+/// let captured = timely::example(move |scope| {
+///     let sources = scope.new_collection_from(vec![early, late]).1;
+///     extract_graph(sources, Arc::new(Extractor::bundled())).inner.capture()
+/// });
+/// let elements: Vec<GraphElement> = captured.extract().into_iter()
+///     .flat_map(|(_, v)| v).map(|(e, _, _)| e).collect();
+/// let superseded: Vec<_> = elements.iter().filter_map(|e| match e {
+///     GraphElement::Memory(m) if m.standing == Standing::Superseded => Some(m.text.as_str()),
+///     _ => None,
+/// }).collect();
+/// assert_eq!(superseded, ["Project Atlas launch is planned for May 13, 2027."]);
+/// assert!(elements.iter().any(|e| matches!(e, GraphElement::Relation(r) if r.rel_type == "SUPERSEDES")));
+/// ```
+pub fn relate<'s, T>(
+    elements: VecCollection<'s, T, GraphElement>,
+    rules: Arc<Rules>,
+) -> VecCollection<'s, T, GraphElement>
+where
+    T: Timestamp + Lattice,
+{
+    let memories = elements.clone().flat_map(|e| match e {
+        GraphElement::Memory(m) => Some(m),
+        _ => None,
+    });
+    let claims = elements.clone().flat_map(|e| match e {
+        GraphElement::Claim(c) => Some(c),
+        _ => None,
+    });
+    let same_as = elements
+        .clone()
+        .flat_map(|e| match e {
+            GraphElement::Relation(r) if r.rel_type == SAME_AS => Some((r.from, r.to)),
+            _ => None,
+        })
+        .distinct();
+    // (entity, (memory, span start)) for every statement naming an entity.
+    let mention_spans = elements
+        .clone()
+        .flat_map(|e| match e {
+            GraphElement::Relation(r) if r.rel_type == edge::MENTIONS => {
+                let start = r.provenance.as_ref().map_or(0, |p| p.span.0);
+                Some((r.to, (r.from, start)))
+            }
+            _ => None,
+        })
+        .distinct();
+    let mentions = mention_spans
+        .clone()
+        .map(|(entity, (memory, _))| (entity, memory))
+        .distinct();
+    let entities = elements.clone().flat_map(|e| match e {
+        GraphElement::Entity(n) => Some((n.id.clone(), n)),
+        _ => None,
+    });
+    let rest = elements.filter(|e| !matches!(e, GraphElement::Memory(_) | GraphElement::Claim(_)));
+
+    // What the rules know of each memory object.
+    let kinds = entities.clone().map(|(id, n)| (id, n.kind));
+    let named = mention_spans
+        .join_map(kinds, |entity, (memory, start), kind| {
+            (
+                memory.clone(),
+                Part::Mention(*start, entity.clone(), kind.clone()),
+            )
+        })
+        .distinct();
+    let facts_rules = rules.clone();
+    let facts = memories
+        .clone()
+        .map(|m| (m.id.clone(), Part::Memory(Box::new(m))))
+        .concat(named)
+        .concat(
+            claims
+                .clone()
+                .map(|c| (c.memory_id.clone(), Part::Claim(Box::new(c)))),
+        )
+        .reduce(move |_id, parts, out| {
+            let mut memory = None;
+            let mut mentions = Vec::new();
+            let mut claims = Vec::new();
+            for (part, _) in parts {
+                match part {
+                    Part::Memory(m) => memory = Some(m),
+                    Part::Mention(start, entity, kind) => {
+                        mentions.push((*start, entity.clone(), kind.clone()))
+                    }
+                    Part::Claim(c) => claims.push(&**c),
+                }
+            }
+            if let Some(memory) = memory {
+                out.push((facts_rules.facts(memory, &mentions, &claims), 1));
+            }
+        })
+        .map(|(_, facts)| facts);
+    let facts_by_id = facts.clone().map(|f| (f.id.clone(), f));
+
+    // Claims, per canonical subject, attribute and unit.
+    let judged = rules.clone();
+    let points = claims
+        .clone()
+        .filter(move |c| judged.judged(&c.attribute))
+        .map(|c| (c.memory_id.clone(), c))
+        .join_map(facts_by_id.clone(), |_, c, f| {
+            // The subject, with every name the tenant knows.
+            let subject = f
+                .subject_at(c.provenance.span.0)
+                .unwrap_or_else(|| c.subject.clone());
+            (
+                subject,
+                (
+                    (
+                        c.attribute.clone(),
+                        c.unit.trim_end_matches(":not").to_string(),
+                    ),
+                    ClaimPoint {
+                        id: c.id.clone(),
+                        memory_id: c.memory_id.clone(),
+                        source_id: c.provenance.source_id.clone(),
+                        value: c.value.clone(),
+                        // `status:not` is the status, negated.
+                        unit: c.unit.trim_end_matches(":not").to_string(),
+                        qualifier: if c.unit.ends_with(":not") {
+                            Some("not".into())
+                        } else {
+                            c.qualifier.clone()
+                        },
+                        temporal_type: c.temporal_type,
+                        t_valid: c.t_valid,
+                        recorded_at: c.recorded_at,
+                        update: f.update,
+                    },
+                    (f.tenant.clone(), f.memory_type),
+                ),
+            )
+        })
+        .filter(|(_, (_, _, (_, memory_type)))| *memory_type != EpistemicType::Question);
+    let timeline_rules = rules.clone();
+    let judged_claims = canonical(points, same_as.clone())
+        .map(|(subject, ((attribute, unit), point, (tenant, _)))| {
+            ((tenant, subject, attribute, unit), point)
+        })
+        .reduce(move |(tenant, ..), input, out| {
+            let points: Vec<ClaimPoint> = input.iter().map(|(p, _)| (*p).clone()).collect();
+            for judged in judge_timeline(tenant, &points, &timeline_rules) {
+                out.push((judged, 1));
+            }
+        })
+        .map(|(_, judged)| judged);
+    let claim_states = judged_claims.clone().flat_map(|j| match j {
+        TimelineOut::Claim(id, state) => Some((id, state)),
+        TimelineOut::Link(_) => None,
+    });
+    let claim_links = judged_claims.flat_map(|j| match j {
+        TimelineOut::Link(link) => Some(link),
+        TimelineOut::Claim(..) => None,
+    });
+
+    // Statements, per canonical entity they name.
+    let named = canonical(mentions, same_as.clone())
+        .map(|(entity, memory)| (memory, entity))
+        .distinct()
+        .join_map(facts_by_id, |_, entity, f| {
+            (
+                (f.tenant.clone(), entity.clone()),
+                Member::Statement(Box::new(f.clone())),
+            )
+        });
+    let names_rules = rules.clone();
+    let names = canonical(entities.map(|(id, n)| (id, (n.tenant, n.aliases))), same_as).map(
+        move |(entity, (tenant, aliases))| {
+            let words: Vec<String> = aliases.iter().flat_map(|a| names_rules.topic(a)).collect();
+            ((tenant, entity), Member::Names(words))
+        },
+    );
+    let block_rules = rules;
+    let picks = named
+        .concat(names)
+        .reduce(move |_, input, out| {
+            let mut besides = Vec::new();
+            let mut members = Vec::new();
+            for (member, _) in input {
+                match member {
+                    Member::Names(words) => besides.extend(words.iter().cloned()),
+                    Member::Statement(f) => members.push(&**f),
+                }
+            }
+            besides.sort();
+            besides.dedup();
+            for (newer, older) in judge::supersessions(&members, &besides, &block_rules) {
+                out.push((
+                    pick(LinkKind::Supersedes, members[newer], members[older]),
+                    1,
+                ));
+            }
+            for (answer, question) in judge::answers(&members, &besides, &block_rules) {
+                out.push((
+                    pick(LinkKind::Answers, members[answer], members[question]),
+                    1,
+                ));
+            }
+        })
+        .map(|(_, pick)| pick);
+    // One per newer statement (the latest earlier one), one per question (the first answer).
+    let matter_links = picks
+        .map(|p| ((p.kind, p.keyed.clone()), p))
+        .reduce(|(kind, _), input, out| {
+            let best = match kind {
+                LinkKind::Answers => input.iter().map(|(p, _)| *p).min_by_key(|p| p.rank()),
+                _ => input.iter().map(|(p, _)| *p).max_by_key(|p| p.rank()),
+            };
+            if let Some(p) = best {
+                out.push((p.link.clone(), 1));
+            }
+        })
+        .map(|(_, link)| link);
+    let links = claim_links.concat(matter_links).distinct();
+
+    // Standing of memory objects: superseded or answered since the earliest such link.
+    let memory_states = links
+        .clone()
+        .flat_map(|l| match l.kind {
+            LinkKind::Supersedes => Some((l.to, (Standing::Superseded, l.t_valid))),
+            LinkKind::Answers => Some((l.to, (Standing::Answered, l.t_valid))),
+            LinkKind::Contradicts => None,
+        })
+        .reduce(|_, input, out| {
+            let first = input
+                .iter()
+                .map(|(s, _)| *s)
+                .min_by_key(|(standing, t)| (t.unwrap_or(i64::MAX), *standing));
+            if let Some(state) = first {
+                out.push((*state, 1));
+            }
+        });
+    let memories = restate(
+        memories.map(|m| (m.id.clone(), m)),
+        memory_states,
+        |m, (standing, t)| {
+            m.standing = standing;
+            m.t_invalid = t;
+        },
+    );
+    let claims = restate(
+        claims.map(|c| (c.id.clone(), c)),
+        claim_states,
+        |c, (standing, t)| {
+            c.standing = standing;
+            c.t_invalid = t;
+        },
+    );
+    let edges = links.map(|l| {
+        let mut r = Relation::structural(&l.tenant, l.kind.rel_type(), &l.from, &l.to, None);
+        r.t_valid = l.t_valid;
+        r.t_invalid = l.t_invalid;
+        r.recorded_at = l.recorded_at;
+        GraphElement::Relation(r)
+    });
+    rest.concat(memories.map(GraphElement::Memory))
+        .concat(claims.map(GraphElement::Claim))
+        .concat(edges)
+}
+
+/// A candidate link from one entity's group, with what ranks it among the other groups' picks.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+struct Pick {
+    kind: LinkKind,
+    /// The newer statement (supersession) or the question (answers).
+    keyed: String,
+    /// The other side's time and id.
+    other: (Option<i64>, String),
+    link: Link,
+}
+
+impl Pick {
+    fn rank(&self) -> (Option<i64>, &str) {
+        (self.other.0, self.other.1.as_str())
+    }
+}
+
+fn pick(kind: LinkKind, from: &Facts, to: &Facts) -> Pick {
+    let link = Link {
+        kind,
+        tenant: from.tenant.clone(),
+        from: from.id.clone(),
+        to: to.id.clone(),
+        t_valid: from.t_valid,
+        t_invalid: None,
+        recorded_at: later(from.recorded_at, to.recorded_at),
+    };
+    match kind {
+        LinkKind::Answers => Pick {
+            kind,
+            keyed: to.id.clone(),
+            other: (from.t_valid, from.id.clone()),
+            link,
+        },
+        _ => Pick {
+            kind,
+            keyed: from.id.clone(),
+            other: (to.t_valid, to.id.clone()),
+            link,
+        },
+    }
+}
+
+/// One output of a claim timeline.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+enum TimelineOut {
+    /// A superseded claim and since when.
+    Claim(String, (Standing, Option<i64>)),
+    /// A link between the statements of two claims.
+    Link(Link),
+}
+
+fn judge_timeline(tenant: &str, points: &[ClaimPoint], rules: &Rules) -> Vec<TimelineOut> {
+    let t = judge::timeline(points, rules);
+    let mut t_invalid: Vec<Option<i64>> = vec![None; points.len()];
+    let mut out = Vec::new();
+    for &(older, newer) in &t.superseded {
+        t_invalid[older] = points[newer].t_valid;
+        out.push(TimelineOut::Claim(
+            points[older].id.clone(),
+            (Standing::Superseded, points[newer].t_valid),
+        ));
+        if points[older].memory_id != points[newer].memory_id {
+            out.push(TimelineOut::Link(Link {
+                kind: LinkKind::Supersedes,
+                tenant: tenant.to_string(),
+                from: points[newer].memory_id.clone(),
+                to: points[older].memory_id.clone(),
+                t_valid: points[newer].t_valid,
+                t_invalid: None,
+                recorded_at: later(points[newer].recorded_at, points[older].recorded_at),
+            }));
+        }
+    }
+    for &(a, b) in &t.contradictions {
+        let until = match (t_invalid[a], t_invalid[b]) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        for (from, to) in [(a, b), (b, a)] {
+            out.push(TimelineOut::Link(Link {
+                kind: LinkKind::Contradicts,
+                tenant: tenant.to_string(),
+                from: points[from].memory_id.clone(),
+                to: points[to].memory_id.clone(),
+                t_valid: later(points[a].t_valid, points[b].t_valid),
+                t_invalid: until,
+                recorded_at: later(points[a].recorded_at, points[b].recorded_at),
+            }));
+        }
+    }
+    out
+}
+
+fn later(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    a.max(b)
+}
+
+/// Re-keys `(entity, value)` by the entity's canonical id (itself when it has none).
+fn canonical<'s, T, V>(
+    keyed: VecCollection<'s, T, (String, V)>,
+    same_as: VecCollection<'s, T, (String, String)>,
+) -> VecCollection<'s, T, (String, V)>
+where
+    T: Timestamp + Lattice,
+    V: differential_dataflow::ExchangeData + std::hash::Hash,
+{
+    let merged = keyed
+        .clone()
+        .join_map(same_as.clone(), |_, value, canonical| {
+            (canonical.clone(), value.clone())
+        });
+    let alone = keyed.antijoin(same_as.map(|(member, _)| member).distinct());
+    merged.concat(alone)
+}
+
+/// `records` with the judged ones rewritten by `apply`.
+fn restate<'s, T, R>(
+    records: VecCollection<'s, T, (String, R)>,
+    judged: VecCollection<'s, T, Judged>,
+    apply: impl Fn(&mut R, (Standing, Option<i64>)) + 'static,
+) -> VecCollection<'s, T, R>
+where
+    T: Timestamp + Lattice,
+    R: differential_dataflow::ExchangeData + std::hash::Hash,
+{
+    let rewritten = records
+        .clone()
+        .join_map(judged.clone(), move |_, record, state| {
+            let mut record = record.clone();
+            apply(&mut record, *state);
+            record
+        });
+    let untouched = records
+        .antijoin(judged.map(|(id, _)| id).distinct())
+        .map(|(_, record)| record);
+    rewritten.concat(untouched)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,356 @@
+//! The configured rules, compiled once: what a statement is about (its topic words), whether it
+//! updates earlier ones, what a question asks for, and when two claimed values agree.
+
+use std::collections::BTreeSet;
+
+use crate::extract::cues::CueSet;
+use crate::model::{Claim, EpistemicType, MemoryObject, TemporalType};
+use crate::ontology::{AnswerKind, EpistemicsSpec, Ontology, OntologyError};
+
+/// Day length in milliseconds.
+const DAY_MS: i64 = 86_400_000;
+
+/// `[epistemics]` of the ontology, compiled.
+#[derive(Clone, Debug)]
+pub struct Rules {
+    spec: EpistemicsSpec,
+    update: CueSet,
+    needs: Vec<(CueSet, AnswerKind)>,
+    ignore: BTreeSet<String>,
+    attributes: BTreeSet<String>,
+}
+
+impl Rules {
+    /// Compiles the rules of `ontology`.
+    pub fn new(ontology: &Ontology) -> Result<Self, OntologyError> {
+        let spec = ontology.epistemics.clone();
+        let compile = |cues: &[String]| {
+            CueSet::new(cues).map_err(|e| OntologyError::Invalid(format!("[epistemics] {e}")))
+        };
+        let update = compile(&spec.update_cues)?;
+        let needs = spec
+            .need
+            .iter()
+            .map(|n| Ok((compile(&n.cues)?, n.answer)))
+            .collect::<Result<Vec<_>, OntologyError>>()?;
+        let ignore = spec
+            .matter
+            .ignore
+            .iter()
+            .map(|w| w.to_lowercase())
+            .collect();
+        let attributes = ontology.attributes.iter().map(|a| a.name.clone()).collect();
+        Ok(Rules {
+            attributes,
+            spec,
+            update,
+            needs,
+            ignore,
+        })
+    }
+
+    /// The rules of the bundled ontology.
+    pub fn bundled() -> Self {
+        Self::new(&Ontology::bundled()).expect("the bundled rules compile (tested)")
+    }
+
+    /// The configuration they were compiled from.
+    pub fn spec(&self) -> &EpistemicsSpec {
+        &self.spec
+    }
+
+    /// Whether claims of this attribute are judged: only the configured attributes (a
+    /// qualified one with its cue, `growth:churn`), not the bare value kinds (`amount`, `date`),
+    /// which say too little about what the value measures to compare two of them.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// assert!(rules.judged("launch_date") && rules.judged("growth:churn"));
+    /// assert!(!rules.judged("date") && !rules.judged("amount"));
+    /// ```
+    pub fn judged(&self, attribute: &str) -> bool {
+        let base = attribute.split(':').next().unwrap_or(attribute);
+        self.attributes.contains(base)
+    }
+
+    /// Whether `text` says it updates something said before.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// assert!(rules.is_update("Heads up, the Atlas launch slips to June 3."));
+    /// assert!(!rules.is_update("Atlas launch is planned for May 13."));
+    /// ```
+    pub fn is_update(&self, text: &str) -> bool {
+        self.update.any(text)
+    }
+
+    /// What a question asks for (`None`: nothing in particular).
+    ///
+    /// ```
+    /// use epigraph_operators::{epistemic::Rules, ontology::AnswerKind};
+    /// let rules = Rules::bundled();
+    /// assert_eq!(rules.need("Who owns the BlueWave renewal?"), Some(AnswerKind::Person));
+    /// assert_eq!(rules.need("Open question: the date for the all-hands."), Some(AnswerKind::Date));
+    /// assert_eq!(rules.need("Is SSO in scope?"), None);
+    /// ```
+    pub fn need(&self, question: &str) -> Option<AnswerKind> {
+        self.needs
+            .iter()
+            .find(|(cues, _)| cues.any(question))
+            .map(|(_, kind)| *kind)
+    }
+
+    /// The topic words of a statement: lower-cased words of two or more letters that are
+    /// neither ignored words nor numbers, crudely singularised, sorted and unique.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// assert_eq!(
+    ///     rules.topic("Update on the Tidewater primary database: we now go with MySQL."),
+    ///     ["database", "mysql", "primary", "tidewater"]
+    /// );
+    /// ```
+    pub fn topic(&self, text: &str) -> Vec<String> {
+        let mut words = BTreeSet::new();
+        for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '\'')) {
+            let word = raw
+                .trim_matches(|c: char| c == '-' || c == '\'')
+                .to_lowercase();
+            if word.chars().count() < 2
+                || !word.chars().any(char::is_alphabetic)
+                || self.ignore.contains(&word)
+            {
+                continue;
+            }
+            let word = singular(&word);
+            if !self.ignore.contains(&word) && !MONTHS.contains(&word.as_str()) {
+                words.insert(word);
+            }
+        }
+        words.into_iter().collect()
+    }
+
+    /// Whether two topics are on the same matter, the words in `besides` (the shared entity's
+    /// name) not counting.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let a = rules.topic("After the bake-off, CockroachDB it is for the Tidewater primary database.");
+    /// let b = rules.topic("Update on the Tidewater primary database: we now go with MySQL, replacing CockroachDB.");
+    /// let c = rules.topic("Decision: Tidewater goes with eu-west-1 for the hosting region.");
+    /// let tidewater = ["tidewater".to_string()];
+    /// assert!(rules.same_matter(&a, &b, &tidewater));
+    /// assert!(!rules.same_matter(&a, &c, &tidewater));
+    /// ```
+    pub fn same_matter(&self, a: &[String], b: &[String], besides: &[String]) -> bool {
+        let (shared, union) = overlap(a, b, besides);
+        let matter = &self.spec.matter;
+        shared > 0
+            && (shared >= matter.min_shared
+                || (union > 0 && shared as f64 / union as f64 >= matter.min_jaccard))
+    }
+
+    /// Topic words two statements share, besides the entity's own.
+    pub fn shared_words(&self, a: &[String], b: &[String], besides: &[String]) -> usize {
+        overlap(a, b, besides).0
+    }
+
+    /// Whether two claimed values in `unit` agree: amounts, counts and percentages within the
+    /// tolerance, anything else (dates, statuses, names) equal; a negated value never agrees
+    /// with an affirmed one.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// assert!(rules.agree("EUR", ("250000", None), ("251000", None)));
+    /// assert!(!rules.agree("EUR", ("320000", None), ("200000", None)));
+    /// assert!(!rules.agree("date", ("2019", None), ("2020", None)));
+    /// assert!(!rules.agree("status", ("shipped", Some("not")), ("shipped", None)));
+    /// ```
+    pub fn agree(&self, unit: &str, a: (&str, Option<&str>), b: (&str, Option<&str>)) -> bool {
+        let negated = |q: Option<&str>| q == Some("not");
+        if negated(a.1) != negated(b.1) {
+            return false;
+        }
+        let exact = matches!(unit, "date" | "status" | "person" | "choice");
+        match (a.0.parse::<f64>(), b.0.parse::<f64>()) {
+            (Ok(x), Ok(y)) if !exact => {
+                let scale = x.abs().max(y.abs());
+                scale == 0.0 || (x - y).abs() <= self.spec.tolerance * scale
+            }
+            _ => a.0.eq_ignore_ascii_case(b.0),
+        }
+    }
+
+    /// The contradiction window in milliseconds.
+    pub fn window_ms(&self) -> i64 {
+        i64::from(self.spec.contradiction_window_days) * DAY_MS
+    }
+
+    /// What the rules need to know about a memory object, with what its claims and mentions
+    /// add.
+    ///
+    /// `mentions` are the entities it names: `(span start, entity id, kind)`.
+    pub fn facts(
+        &self,
+        memory: &MemoryObject,
+        mentions: &[(u32, String, String)],
+        claims: &[&Claim],
+    ) -> Facts {
+        let names_person = mentions.iter().any(|(_, _, kind)| kind == "Person");
+        let mut mentions = mentions.to_vec();
+        mentions.sort();
+        let carries = |kind: AnswerKind| match kind {
+            AnswerKind::Person => names_person || claims.iter().any(|c| c.unit == "person"),
+            AnswerKind::Date => claims.iter().any(|c| c.unit == "date"),
+            AnswerKind::Amount => claims
+                .iter()
+                .any(|c| c.unit.len() == 3 && c.unit.chars().all(|ch| ch.is_ascii_uppercase())),
+            AnswerKind::Number => memory.text.chars().any(|c| c.is_ascii_digit()),
+            AnswerKind::Statement => memory.memory_type != EpistemicType::Question,
+        };
+        let answer_kinds = [
+            AnswerKind::Person,
+            AnswerKind::Date,
+            AnswerKind::Amount,
+            AnswerKind::Number,
+            AnswerKind::Statement,
+        ]
+        .into_iter()
+        .filter(|k| carries(*k))
+        .collect();
+        Facts {
+            tenant: memory.tenant.clone(),
+            id: memory.id.clone(),
+            memory_type: memory.memory_type,
+            temporal_type: memory.temporal_type,
+            source_id: memory.source_id.clone(),
+            t_valid: memory.t_valid,
+            recorded_at: memory.recorded_at,
+            topic: self.topic(&memory.text),
+            update: self.is_update(&memory.text),
+            need: (memory.memory_type == EpistemicType::Question)
+                .then(|| self.need(&memory.text).unwrap_or(AnswerKind::Statement)),
+            carries: answer_kinds,
+            mentions,
+        }
+    }
+}
+
+/// What the rules know about one memory object.
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub struct Facts {
+    /// Tenant.
+    pub tenant: String,
+    /// Memory object id.
+    pub id: String,
+    /// Its type.
+    pub memory_type: EpistemicType,
+    /// Its temporal type.
+    pub temporal_type: TemporalType,
+    /// Its source.
+    pub source_id: String,
+    /// When it was written.
+    pub t_valid: Option<i64>,
+    /// When it was recorded.
+    pub recorded_at: Option<i64>,
+    /// Topic words.
+    pub topic: Vec<String>,
+    /// It says it updates something.
+    pub update: bool,
+    /// For a question: what it asks for.
+    pub need: Option<AnswerKind>,
+    /// What it carries, as an answer.
+    pub carries: Vec<AnswerKind>,
+    /// The entities it names: `(span start, entity id, kind)`, in text order.
+    pub mentions: Vec<(u32, String, String)>,
+}
+
+impl Facts {
+    /// The subject of a claim of this statement whose value starts at `at`: the nearest entity
+    /// named before it, preferring organisations, projects and products to topics and topics
+    /// to people, else the first named after it. The dataflow knows more names than one source
+    /// does (names learnt elsewhere in the tenant), so this can improve on the extractor's
+    /// choice.
+    ///
+    /// ```
+    /// use epigraph_operators::epistemic::Facts;
+    /// let mut f: Facts = serde_json::from_str(r#"{"tenant":"t","id":"m","memory_type":"Evidence",
+    ///   "temporal_type":"static","source_id":"s","t_valid":null,"recorded_at":null,"topic":[],
+    ///   "update":false,"need":null,"carries":[],"mentions":[]}"#).unwrap();
+    /// f.mentions = vec![(0, "churn".into(), "Topic".into()), (9, "bb".into(), "Organization".into())];
+    /// assert_eq!(f.subject_at(30).as_deref(), Some("bb"));
+    /// assert_eq!(f.subject_at(5).as_deref(), Some("churn"));
+    /// ```
+    pub fn subject_at(&self, at: u32) -> Option<String> {
+        let rank = |kind: &str| match kind {
+            "Person" => 2,
+            "Topic" => 1,
+            _ => 0,
+        };
+        let before = self
+            .mentions
+            .iter()
+            .filter(|(start, ..)| *start < at)
+            .min_by_key(|(start, _, kind)| (rank(kind), std::cmp::Reverse(*start)));
+        before
+            .or_else(|| self.mentions.iter().find(|(start, ..)| *start >= at))
+            .map(|(_, id, _)| id.clone())
+    }
+}
+
+const MONTHS: [&str; 24] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+];
+
+/// A crude singular: `owns` → `own`, `renewals` → `renewal`, `process` stays.
+fn singular(word: &str) -> String {
+    if word.len() > 3
+        && word.ends_with('s')
+        && !word.ends_with("ss")
+        && !word.ends_with("us")
+        && !word.ends_with("is")
+    {
+        word[..word.len() - 1].to_string()
+    } else {
+        word.to_string()
+    }
+}
+
+/// `(shared, union)` of two sorted word lists, the words of `besides` removed from both.
+fn overlap(a: &[String], b: &[String], besides: &[String]) -> (usize, usize) {
+    let keep = |w: &&String| !besides.contains(w);
+    let a: BTreeSet<&String> = a.iter().filter(keep).collect();
+    let b: BTreeSet<&String> = b.iter().filter(keep).collect();
+    let shared = a.intersection(&b).count();
+    (shared, a.len() + b.len() - shared)
+}
+
+/// Whether a claim can be replaced by a newer one.
+pub fn replaceable(temporal_type: TemporalType) -> bool {
+    temporal_type == TemporalType::Dynamic
+}

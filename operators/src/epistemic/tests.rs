@@ -1,0 +1,608 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use differential_dataflow::input::Input;
+use epigraph_schemas::{Party, SourceKind};
+use timely::dataflow::operators::capture::{Capture, Extract};
+
+use crate::extract::{Extractor, extract_graph_with_verdicts};
+use crate::model::{GraphElement, MemoryObject, SourceVersion, Standing};
+use crate::resolve::Verdict;
+
+const DAY: i64 = 86_400_000;
+
+fn source(id: &str, kind: SourceKind, day: i64, body: &str) -> SourceVersion {
+    let mut s = SourceVersion::new("t", id, kind, body);
+    s.occurred_at = Some(day * DAY);
+    s.recorded_at = Some(day * DAY + 1_000);
+    s
+}
+
+type Round = (Vec<(SourceVersion, isize)>, Vec<(Verdict, isize)>);
+
+/// The live graph after each round of updates, run incrementally in one dataflow.
+fn rounds(rounds: Vec<Round>) -> Vec<Vec<GraphElement>> {
+    let n = rounds.len();
+    let captured = timely::execute_directly(move |worker| {
+        let (mut sources, mut verdicts, captured) = worker.dataflow::<u64, _, _>(|scope| {
+            let (s_in, sources) = scope.new_collection::<SourceVersion, isize>();
+            let (v_in, verdicts) = scope.new_collection::<Verdict, isize>();
+            let out =
+                extract_graph_with_verdicts(sources, verdicts, Arc::new(Extractor::bundled()))
+                    .consolidate()
+                    .inner
+                    .capture();
+            (s_in, v_in, out)
+        });
+        for (t, (s, v)) in rounds.into_iter().enumerate() {
+            sources.advance_to(t as u64);
+            verdicts.advance_to(t as u64);
+            for (x, d) in s {
+                sources.update(x, d);
+            }
+            for (x, d) in v {
+                verdicts.update(x, d);
+            }
+        }
+        sources.close();
+        verdicts.close();
+        while worker.step() {}
+        captured
+    });
+    let mut at: Vec<Vec<(GraphElement, isize)>> = vec![Vec::new(); n];
+    for (_, updates) in captured.extract() {
+        for (e, t, d) in updates {
+            at[t as usize].push((e, d));
+        }
+    }
+    let mut net: BTreeMap<GraphElement, isize> = BTreeMap::new();
+    let mut out = Vec::new();
+    for updates in at {
+        for (e, d) in updates {
+            *net.entry(e).or_default() += d;
+        }
+        net.retain(|_, d| *d != 0);
+        assert!(net.values().all(|d| *d == 1), "every live element once");
+        out.push(net.keys().cloned().collect());
+    }
+    out
+}
+
+fn graph(sources: Vec<SourceVersion>, verdicts: Vec<Verdict>) -> Vec<GraphElement> {
+    rounds(vec![(ones(sources), ones(verdicts))]).pop().unwrap()
+}
+
+fn ones<X>(items: Vec<X>) -> Vec<(X, isize)> {
+    items.into_iter().map(|x| (x, 1)).collect()
+}
+
+fn memories(elements: &[GraphElement]) -> BTreeMap<String, MemoryObject> {
+    elements
+        .iter()
+        .filter_map(|e| match e {
+            GraphElement::Memory(m) => Some((m.text.clone(), m.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `(rel_type, from text, to text)` of the judged edges between memory objects.
+fn links(elements: &[GraphElement]) -> Vec<(String, String, String)> {
+    let by_id: BTreeMap<&str, &str> = elements
+        .iter()
+        .filter_map(|e| match e {
+            GraphElement::Memory(m) => Some((m.id.as_str(), m.text.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut out: Vec<_> = elements
+        .iter()
+        .filter_map(|e| match e {
+            GraphElement::Relation(r)
+                if ["SUPERSEDES", "CONTRADICTS", "ANSWERS"].contains(&r.rel_type.as_str()) =>
+            {
+                Some((
+                    r.rel_type.clone(),
+                    by_id[r.from.as_str()].to_string(),
+                    by_id[r.to.as_str()].to_string(),
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn claims_of<'a>(elements: &'a [GraphElement], text: &str) -> Vec<&'a crate::model::Claim> {
+    let memory = memories(elements)[text].id.clone();
+    elements
+        .iter()
+        .filter_map(|e| match e {
+            GraphElement::Claim(c) if c.memory_id == memory => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn relation<'a>(elements: &'a [GraphElement], rel_type: &str) -> Vec<&'a crate::model::Relation> {
+    elements
+        .iter()
+        .filter_map(|e| match e {
+            GraphElement::Relation(r) if r.rel_type == rel_type => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+const PLANNED: &str = "Project Atlas launch is planned for May 13, 2027.";
+const SLIPPED: &str = "Heads up, the Project Atlas launch slips to June 3, 2027.";
+
+#[test]
+fn a_slipped_launch_supersedes_the_planned_date_with_valid_and_recorded_time() {
+    let elements = graph(
+        vec![
+            source("a", SourceKind::Chat, 1, PLANNED),
+            source("b", SourceKind::Chat, 9, SLIPPED),
+        ],
+        vec![],
+    );
+    let m = memories(&elements);
+    assert_eq!(m[PLANNED].standing, Standing::Superseded);
+    assert_eq!(m[PLANNED].t_invalid, Some(9 * DAY), "invalid from the slip");
+    assert_eq!(m[SLIPPED].standing, Standing::Current);
+    assert_eq!(m[SLIPPED].t_invalid, None);
+    let old = claims_of(&elements, PLANNED);
+    assert_eq!(old.len(), 1);
+    assert_eq!(
+        (old[0].attribute.as_str(), old[0].value.as_str()),
+        ("launch_date", "2027-05-13")
+    );
+    assert_eq!(
+        (old[0].standing, old[0].t_invalid),
+        (Standing::Superseded, Some(9 * DAY))
+    );
+    let new = claims_of(&elements, SLIPPED);
+    assert_eq!(
+        (new[0].standing, new[0].t_invalid),
+        (Standing::Current, None)
+    );
+    assert_eq!(
+        links(&elements),
+        [(
+            "SUPERSEDES".to_string(),
+            SLIPPED.to_string(),
+            PLANNED.to_string()
+        )]
+    );
+    let edge = relation(&elements, "SUPERSEDES")[0];
+    assert_eq!(
+        (edge.t_valid, edge.t_invalid, edge.recorded_at),
+        (Some(9 * DAY), None, Some(9 * DAY + 1_000)),
+        "valid from the newer statement, recorded when the later side was"
+    );
+    // Bi-temporal nodes: entities are valid and recorded from their first source.
+    let atlas = elements
+        .iter()
+        .find_map(|e| match e {
+            GraphElement::Entity(n) if n.name.contains("Atlas") => Some(n),
+            _ => None,
+        })
+        .expect("Atlas is an entity");
+    assert_eq!(
+        (atlas.t_valid, atlas.recorded_at),
+        (Some(DAY), Some(DAY + 1_000))
+    );
+}
+
+const SHEET: &str = "Term sheet from Lighthouse Fund: €320K SAFE at a €2.2M cap.";
+const MEMO: &str = "Internal memo: the Lighthouse Fund round is €200K with a €2.3M cap.";
+
+#[test]
+fn a_term_sheet_and_a_memo_that_disagree_contradict_each_other_and_both_stay_current() {
+    let elements = graph(
+        vec![
+            source("docs/term-sheet.md", SourceKind::Document, 10, SHEET),
+            source("mail/memo", SourceKind::Email, 12, MEMO),
+        ],
+        vec![],
+    );
+    let m = memories(&elements);
+    assert_eq!(m[SHEET].standing, Standing::Current);
+    assert_eq!(m[MEMO].standing, Standing::Current);
+    assert_eq!(
+        links(&elements),
+        [
+            (
+                "CONTRADICTS".to_string(),
+                MEMO.to_string(),
+                SHEET.to_string()
+            ),
+            (
+                "CONTRADICTS".to_string(),
+                SHEET.to_string(),
+                MEMO.to_string()
+            ),
+        ],
+        "one pair, each side pointing to the other (the amount and the cap both disagree)"
+    );
+    for c in claims_of(&elements, SHEET)
+        .into_iter()
+        .chain(claims_of(&elements, MEMO))
+    {
+        assert_eq!(
+            (c.standing, c.t_invalid),
+            (Standing::Current, None),
+            "{c:?}"
+        );
+    }
+    let attributes: Vec<_> = claims_of(&elements, SHEET)
+        .iter()
+        .map(|c| c.attribute.clone())
+        .collect();
+    assert_eq!(attributes, ["ask_amount", "valuation_cap"]);
+}
+
+#[test]
+fn agreeing_values_and_the_same_source_never_contradict() {
+    let elements = graph(
+        vec![
+            source("docs/a.md", SourceKind::Document, 10, SHEET),
+            source(
+                "mail/b",
+                SourceKind::Email,
+                11,
+                "Term sheet from Lighthouse Fund: €320K SAFE at a €2.2M cap, confirmed.",
+            ),
+            source(
+                "docs/c.md",
+                SourceKind::Document,
+                12,
+                "Term sheet from Lighthouse Fund: €320K SAFE at a €2.2M cap.\n\nInternal memo: the Lighthouse Fund round is €200K with a €2.3M cap.",
+            ),
+        ],
+        vec![],
+    );
+    let contradictions = links(&elements)
+        .into_iter()
+        .filter(|(t, from, to)| t == "CONTRADICTS" && !(from == MEMO || to == MEMO))
+        .count();
+    assert_eq!(contradictions, 0, "{:#?}", links(&elements));
+}
+
+#[test]
+fn a_disagreement_long_after_replaces_instead_of_contradicting() {
+    let early = "HR's sheet has the Legal team at 10 people.";
+    let late = "The Legal team is 22 people today.";
+    let elements = graph(
+        vec![
+            source("a", SourceKind::Chat, 1, early),
+            source("b", SourceKind::Chat, 120, late),
+        ],
+        vec![],
+    );
+    assert_eq!(
+        links(&elements),
+        [(
+            "SUPERSEDES".to_string(),
+            late.to_string(),
+            early.to_string()
+        )]
+    );
+    let within = graph(
+        vec![
+            source("a", SourceKind::Chat, 1, early),
+            source("b", SourceKind::Chat, 5, late),
+        ],
+        vec![],
+    );
+    assert_eq!(
+        relation(&within, "CONTRADICTS").len(),
+        2,
+        "{:#?}",
+        links(&within)
+    );
+}
+
+const DB: &str = "Decision: Project Tidewater goes with MySQL for the primary database.";
+const REGION: &str = "Decision: Project Tidewater goes with eu-west-1 for the hosting region.";
+const REVERSAL: &str = "We are reversing the earlier call on the Project Tidewater primary database: Postgres instead of MySQL.";
+
+#[test]
+fn a_later_decision_on_the_same_matter_supersedes_only_that_matter() {
+    let elements = graph(
+        vec![
+            source("chat/1", SourceKind::Chat, 1, DB),
+            source("chat/2", SourceKind::Chat, 2, REGION),
+            source("docs/adr.md", SourceKind::Document, 30, REVERSAL),
+        ],
+        vec![],
+    );
+    assert_eq!(
+        links(&elements),
+        [(
+            "SUPERSEDES".to_string(),
+            REVERSAL.to_string(),
+            DB.to_string()
+        )]
+    );
+    let m = memories(&elements);
+    assert_eq!(
+        (m[DB].standing, m[DB].t_invalid),
+        (Standing::Superseded, Some(30 * DAY))
+    );
+    assert_eq!(m[REGION].standing, Standing::Current, "another matter");
+    assert_eq!(m[REVERSAL].standing, Standing::Current);
+}
+
+const QUESTION: &str = "Who owns the BlueWave renewal?";
+const ANSWER: &str = "Mateo Rossi will own the BlueWave renewal.";
+
+#[test]
+fn a_later_statement_answers_an_open_question_and_closes_it() {
+    let open = graph(
+        vec![source("chat/q", SourceKind::Chat, 1, QUESTION)],
+        vec![],
+    );
+    assert_eq!(memories(&open)[QUESTION].standing, Standing::Open);
+    let mut answer = source("chat/a", SourceKind::Chat, 4, ANSWER);
+    answer.authors = vec![Party {
+        name: Some("Mateo Rossi".into()),
+        address: Some("mateo@bluewave.example".into()),
+    }];
+    let elements = graph(
+        vec![
+            source("chat/q", SourceKind::Chat, 1, QUESTION),
+            source(
+                "chat/x",
+                SourceKind::Chat,
+                2,
+                "The BlueWave renewal call went long.",
+            ),
+            answer,
+        ],
+        vec![],
+    );
+    assert_eq!(
+        links(&elements),
+        [(
+            "ANSWERS".to_string(),
+            ANSWER.to_string(),
+            QUESTION.to_string()
+        )]
+    );
+    let q = &memories(&elements)[QUESTION];
+    assert_eq!(
+        (q.standing, q.t_invalid),
+        (Standing::Answered, Some(4 * DAY))
+    );
+}
+
+#[test]
+fn a_same_verdict_joins_two_subjects_and_withdrawing_it_restores_the_graph_exactly() {
+    let atlas = "The Project Atlas budget is $450K for the year.";
+    let nimbus = "Finance puts the Project Nimbus budget at $570K.";
+    let sources = vec![
+        (source("docs/a.md", SourceKind::Document, 10, atlas), 1),
+        (source("mail/b", SourceKind::Email, 12, nimbus), 1),
+    ];
+    let entity = |name: &str| crate::extract::entity_id("t", "Project", name);
+    let verdict = Verdict {
+        tenant: "t".into(),
+        a: entity("atlas"),
+        b: entity("nimbus"),
+        same: true,
+    };
+    let result = rounds(vec![
+        (sources, vec![]),
+        (vec![], vec![(verdict.clone(), 1)]),
+        (vec![], vec![(verdict, -1)]),
+    ]);
+    assert!(
+        relation(&result[0], "CONTRADICTS").is_empty(),
+        "two subjects"
+    );
+    assert_eq!(
+        links(&result[1]),
+        [
+            (
+                "CONTRADICTS".to_string(),
+                nimbus.to_string(),
+                atlas.to_string()
+            ),
+            (
+                "CONTRADICTS".to_string(),
+                atlas.to_string(),
+                nimbus.to_string()
+            ),
+        ],
+        "one subject once a reviewer says they are the same project"
+    );
+    assert_eq!(
+        result[2], result[0],
+        "withdrawing the verdict restores every element"
+    );
+}
+
+#[test]
+fn deleting_the_newer_source_makes_the_older_claim_current_again() {
+    let result = rounds(vec![
+        (
+            ones(vec![source("a", SourceKind::Chat, 1, PLANNED)]),
+            vec![],
+        ),
+        (
+            ones(vec![source("b", SourceKind::Chat, 9, SLIPPED)]),
+            vec![],
+        ),
+        (
+            vec![(source("b", SourceKind::Chat, 9, SLIPPED), -1)],
+            vec![],
+        ),
+    ]);
+    assert_eq!(memories(&result[1])[PLANNED].standing, Standing::Superseded);
+    assert_eq!(
+        result[2], result[0],
+        "the delete retracts exactly what the slip caused"
+    );
+}
+
+/// Random histories of inserts, edits, deletes and verdicts over statements that supersede,
+/// contradict and answer each other: the incremental graph after the last round equals the
+/// graph computed from scratch on the final inputs.
+#[test]
+fn incremental_equals_from_scratch_on_random_histories() {
+    let texts = [
+        PLANNED,
+        SLIPPED,
+        "Project Atlas launch moved to July 1, 2027.",
+        SHEET,
+        MEMO,
+        "Per the internal memo, Lighthouse Fund is in for €320K at a €2.2M cap.",
+        DB,
+        REGION,
+        REVERSAL,
+        QUESTION,
+        ANSWER,
+        "The Project Atlas budget is $450K for the year.",
+        "Finance puts the Project Nimbus budget at $570K.",
+        "When is the Project Atlas launch?",
+        "Is there money for SSO on Project Nimbus this year?",
+        "On SSO for Project Nimbus: $130K is set aside.",
+    ];
+    let entity = |name: &str| crate::extract::entity_id("t", "Project", name);
+    let projects = [entity("atlas"), entity("nimbus"), entity("tidewater")];
+    let mut state: u64 = 7;
+    let mut next = move |n: usize| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((state >> 33) as usize) % n
+    };
+    for history in 0..12 {
+        let mut live: BTreeMap<String, SourceVersion> = BTreeMap::new();
+        let mut verdicts: BTreeMap<Verdict, ()> = BTreeMap::new();
+        let mut history_rounds: Vec<Round> = Vec::new();
+        for _ in 0..5 {
+            let (mut s, mut v) = (Vec::new(), Vec::new());
+            for _ in 0..3 {
+                let id = format!("s{}", next(6));
+                let kind = [SourceKind::Chat, SourceKind::Email, SourceKind::Document][next(3)];
+                if let Some(old) = live.remove(&id) {
+                    s.push((old, -1));
+                    if next(3) == 0 {
+                        continue; // a delete
+                    }
+                }
+                let body = texts[next(texts.len())];
+                let version = source(&id, kind, 1 + next(90) as i64, body);
+                live.insert(id, version.clone());
+                s.push((version, 1));
+            }
+            if next(3) == 0 {
+                let verdict = Verdict {
+                    tenant: "t".into(),
+                    a: projects[next(3)].clone(),
+                    b: projects[next(3)].clone(),
+                    same: next(2) == 0,
+                };
+                if verdicts.remove(&verdict).is_some() {
+                    v.push((verdict, -1));
+                } else {
+                    verdicts.insert(verdict.clone(), ());
+                    v.push((verdict, 1));
+                }
+            }
+            history_rounds.push((s, v));
+        }
+        let incremental = rounds(history_rounds).pop().unwrap();
+        let scratch = rounds(vec![(
+            ones(live.into_values().collect()),
+            ones(verdicts.into_keys().collect()),
+        )])
+        .pop()
+        .unwrap();
+        assert_eq!(incremental, scratch, "history {history}");
+    }
+}
+
+mod judged {
+    use super::super::Rules;
+    use super::super::judge::{ClaimPoint, timeline};
+    use crate::model::TemporalType;
+
+    fn point(id: &str, memory: &str, source: &str, value: &str, day: i64) -> ClaimPoint {
+        ClaimPoint {
+            id: id.into(),
+            memory_id: memory.into(),
+            source_id: source.into(),
+            value: value.into(),
+            unit: "count".into(),
+            qualifier: None,
+            temporal_type: TemporalType::Dynamic,
+            t_valid: Some(day * super::DAY),
+            recorded_at: None,
+            update: false,
+        }
+    }
+
+    #[test]
+    fn static_claims_are_never_replaced_only_contradicted() {
+        let rules = Rules::bundled();
+        let mut founded = point("a", "m1", "s1", "2019", 1);
+        let mut refounded = point("b", "m2", "s2", "2020", 400);
+        founded.temporal_type = TemporalType::Static;
+        founded.unit = "date".into();
+        refounded.unit = "date".into();
+        refounded.temporal_type = TemporalType::Static;
+        refounded.update = true;
+        let t = timeline(&[founded, refounded], &rules);
+        assert!(t.superseded.is_empty());
+        assert_eq!(t.contradictions, [(0, 1)]);
+    }
+
+    #[test]
+    fn negation_tolerance_and_one_statement() {
+        let rules = Rules::bundled();
+        let mut not_shipped = point("b", "m2", "s2", "shipped", 2);
+        not_shipped.unit = "status".into();
+        not_shipped.qualifier = Some("not".into());
+        let mut shipped = point("a", "m1", "s1", "shipped", 1);
+        shipped.unit = "status".into();
+        let t = timeline(&[shipped, not_shipped], &rules);
+        assert_eq!(t.contradictions, [(0, 1)], "negation disagrees");
+        let t = timeline(
+            &[
+                point("a", "m1", "s1", "1000", 1),
+                point("b", "m2", "s2", "1010", 2),
+            ],
+            &rules,
+        );
+        assert_eq!(t, Default::default(), "within 2 % agrees");
+        let t = timeline(
+            &[
+                point("a", "m1", "s1", "1000", 1),
+                point("b", "m1", "s1", "3000", 1),
+            ],
+            &rules,
+        );
+        assert_eq!(
+            t,
+            Default::default(),
+            "claims of one statement are not compared"
+        );
+        let t = timeline(
+            &[
+                point("a", "m1", "s1", "10", 1),
+                point("b", "m2", "s2", "12", 3),
+                point("c", "m3", "s3", "10", 5),
+            ],
+            &rules,
+        );
+        assert_eq!(
+            t.contradictions,
+            [(0, 1), (1, 2)],
+            "a third source agreeing with the first still contradicts the second"
+        );
+    }
+}
