@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use timely::progress::Timestamp;
 
 use super::config::{EdgeRole, PriorityConfig};
-use super::terms::{self, Base, Inbound, State};
+use super::terms::{self, Core, Inbound, State};
 use super::{Now, PriorityEdge, PriorityNode, PriorityWeight, Usage};
 
 /// A node inside the dataflow: 128 bits of SHA-256 of (tenant, id), so that the loop moves
@@ -47,11 +47,13 @@ enum Part {
     Usage(isize),
 }
 
-/// What a node's next bracket is computed from, in one round.
+/// What a node's next bracket is computed from, in one round: its constants (with difference
+/// (1, 1)) and its inbound influences, whose (lower, upper) contributions are the differences
+/// of one `Sum` record, so that they add up in the arrangement itself.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 enum Term {
-    Base(Base),
-    Sum(isize, isize),
+    Core(Core),
+    Sum,
 }
 
 /// K* of every node (OIDA Eq. 1 at its fixed point), with its terms.
@@ -152,9 +154,9 @@ where
                 }
             })
     };
-    let base = based.clone().map(|(node, (base, _, _))| (node, base));
+    let cores = based.clone().map(|(node, (base, _, _))| (node, base.core));
     let influence = influence_edges(edges, roles);
-    let fixed = fixpoint(base, influence, config);
+    let fixed = fixpoint(cores, influence, config);
     fixed.join_map(based, |_, state, (base, tenant, id)| PriorityWeight {
         tenant: tenant.clone(),
         id: id.clone(),
@@ -236,7 +238,7 @@ where
 
 /// The bracket of every node at the fixed point.
 fn fixpoint<'s, T>(
-    base: VecCollection<'s, T, (Handle, Base)>,
+    cores: VecCollection<'s, T, (Handle, Core)>,
     influence: VecCollection<'s, T, (Handle, (Handle, i64))>,
     config: Arc<PriorityConfig>,
 ) -> VecCollection<'s, T, (Handle, State)>
@@ -244,33 +246,32 @@ where
     T: Timestamp + Lattice + Ord,
 {
     let influence = influence.arrange_by_key();
-    let start = base.clone().map(|(node, _)| (node, State::START));
+    let start = cores.clone().map(|(node, _)| (node, State::START));
     start.iterate(|scope, state| {
         let influence = influence.enter(scope);
-        let base = base.enter(scope);
+        let cores = cores
+            .enter(scope)
+            .explode(|(node, core)| Some(((node, Term::Core(core)), (1, 1))));
         let (on_edge, on_node) = (config.clone(), config);
-        let sums = state
+        state
             .arrange_by_key()
             .join_core(influence, move |_from, state, (to, coefficient)| {
                 let (lo, hi) = terms::influence(&on_edge, *coefficient, state.lo, state.hi);
                 Some((*to, (lo as isize, hi as isize)))
             })
-            .explode(|(to, sum)| Some((to, sum)))
-            .count();
-        base.map(|(node, base)| (node, Term::Base(base)))
-            .concat(sums.map(|(node, (lo, hi))| (node, Term::Sum(lo, hi))))
+            .explode(|(to, sum)| Some(((to, Term::Sum), sum)))
+            .concat(cores)
             .reduce(move |_node, terms, out| {
-                let Term::Base(base) = terms[0].0 else {
-                    return;
-                };
-                let sum = terms
-                    .iter()
-                    .find_map(|(term, _)| match term {
-                        Term::Sum(lo, hi) => Some((*lo as i64, *hi as i64)),
-                        Term::Base(_) => None,
-                    })
-                    .unwrap_or((0, 0));
-                out.push((terms::step(&on_node, base, sum), 1));
+                let (mut core, mut sum) = (None, (0, 0));
+                for (term, diff) in terms {
+                    match term {
+                        Term::Core(c) => core = Some(c),
+                        Term::Sum => sum = (diff.0 as i64, diff.1 as i64),
+                    }
+                }
+                if let Some(core) = core {
+                    out.push((terms::step(&on_node, core, sum), 1isize));
+                }
             })
     })
 }

@@ -95,7 +95,7 @@ pub fn solve(
                     let (l, h) = terms::influence(config, *c, states[*j].lo, states[*j].hi);
                     (lo + l, hi + h)
                 });
-                terms::step(config, &bases[i], sum)
+                terms::step(config, &bases[i].core, sum)
             })
             .collect();
         if next == states {

@@ -24,9 +24,10 @@ pub(crate) struct Inbound {
     pub influence: i64,
 }
 
-/// Everything in K* of one node except its neighbours, for one `now`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub(crate) struct Base {
+/// What one round of a node needs besides its neighbours: the part of [`Base`] that enters
+/// the loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub(crate) struct Core {
     /// s + h + u + e.
     pub forces: i64,
     /// c.
@@ -35,6 +36,13 @@ pub(crate) struct Base {
     pub denominator: i64,
     /// Inbound influence edges.
     pub influence: i64,
+}
+
+/// Everything in K* of one node except its neighbours, for one `now`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub(crate) struct Base {
+    /// What the rounds use.
+    pub core: Core,
     /// The terms, for the output.
     pub s: i64,
     pub h: i64,
@@ -111,10 +119,12 @@ pub(crate) fn base(
         + config.supersession_weight.0 * inbound.demoting;
     let s = constants.prior.0;
     Base {
-        forces: s + h + u + e,
-        c,
-        denominator,
-        influence: inbound.influence,
+        core: Core {
+            forces: s + h + u + e,
+            c,
+            denominator,
+            influence: inbound.influence,
+        },
         s,
         h,
         u,
@@ -164,7 +174,7 @@ pub(crate) fn influence(config: &PriorityConfig, coefficient: i64, lo: i64, hi: 
 /// inbound influences (lower, upper), the new bracket [⌊K(Σ_lo)⌋, ⌈K(Σ_hi)⌉] with
 /// K(Σ) = clamp((η·(s+h+u+e + a_g·Σ/n) − c) / (η + λΔt), 0, 1), evaluated exactly in
 /// integers and rounded once.
-pub(crate) fn step(config: &PriorityConfig, base: &Base, sum: (i64, i64)) -> State {
+pub(crate) fn step(config: &PriorityConfig, base: &Core, sum: (i64, i64)) -> State {
     let scale = SCALE as i128;
     let n = base.influence.max(1) as i128;
     let solve = |sum: i64, round| {
@@ -198,7 +208,7 @@ pub(crate) fn priority(base: &Base, state: &State) -> Priority {
         u: Fixed(base.u),
         e: Fixed(base.e),
         g: Fixed(state.g),
-        c: Fixed(base.c),
+        c: Fixed(base.core.c),
         dt: Fixed(base.dt),
         decay: Fixed(mul(lambda_dt, state.lo, Round::Down)),
     }
@@ -250,12 +260,12 @@ mod tests {
         let config = PriorityConfig::bundled();
         let observation = node(EpistemicType::Observation, false);
         let base = base(&config, &observation, 86_400_000, Inbound::default(), 0);
-        assert_eq!((base.dt, base.denominator), (SCALE, 115_000));
-        let state = step(&config, &base, (0, 0));
+        assert_eq!((base.dt, base.core.denominator), (SCALE, 115_000));
+        let state = step(&config, &base.core, (0, 0));
         // η·s / (η + λΔt) = 0.04 / 0.115 = 0.347826…
         assert_eq!((state.lo, state.hi), (347_826, 347_827));
         assert_eq!(
-            step(&config, &base, (0, 0)),
+            step(&config, &base.core, (0, 0)),
             state,
             "a lone node is done in one round"
         );
