@@ -12,6 +12,7 @@
 
 pub mod codec;
 pub mod event;
+pub mod feedback;
 pub mod records;
 pub mod topics;
 

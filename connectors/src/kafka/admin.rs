@@ -9,9 +9,9 @@ use tracing::info;
 use super::KafkaConfig;
 use crate::ConnectorError;
 
-/// Create epigraph's topics if they do not exist: the per-kind event topics compacted (the latest
-/// version per key is the durable record), the dead-letter and feedback topics with plain
-/// retention.
+/// Create epigraph's topics if they do not exist: the per-kind event topics and the feedback
+/// topic compacted (the latest version or verdict per key is the durable record), the
+/// dead-letter topic with plain retention.
 pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
         .set("bootstrap.servers", &config.bootstrap)
@@ -27,7 +27,8 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
         })
         .collect();
     topics.push(NewTopic::new(&dlq, 1, replication()));
-    topics.push(NewTopic::new(&feedback, 1, replication()));
+    // Verdicts are state (a later one on a pair replaces it, a tombstone withdraws it): compacted.
+    topics.push(NewTopic::new(&feedback, 1, replication()).set("cleanup.policy", "compact"));
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin
         .create_topics(topics.iter(), &options)

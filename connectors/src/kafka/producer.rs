@@ -161,6 +161,22 @@ impl EventProducer {
         Ok((delivery.partition, delivery.offset))
     }
 
+    /// Publish a tombstone (a null payload) under a key: on a compacted topic it removes the
+    /// key's record (a withdrawn verdict, a deleted item).
+    pub async fn publish_tombstone(&self, topic: &str, key: &str) -> Result<(), ConnectorError> {
+        self.producer
+            .send(
+                FutureRecord::<str, [u8]>::to(topic).key(key),
+                Duration::from_secs(30),
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .map_err(ConnectorError::kafka(format!(
+                "publishing a tombstone to {topic}"
+            )))?;
+        Ok(())
+    }
+
     /// Wait until everything queued is delivered.
     pub fn flush(&self) -> Result<(), ConnectorError> {
         self.producer

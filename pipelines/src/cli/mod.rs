@@ -1,6 +1,7 @@
 //! The subcommands.
 
 mod events;
+mod feedback;
 mod generate;
 mod ingest;
 
@@ -33,6 +34,13 @@ pub enum Command {
         /// Which source.
         #[command(subcommand)]
         source: ingest::IngestSource,
+    },
+    /// Publish a reviewer's identity verdict on two entities to the feedback topic, or withdraw
+    /// it.
+    Feedback {
+        /// The verdict.
+        #[command(subcommand)]
+        action: feedback::FeedbackAction,
     },
     /// Consume the event topics into the dataflow and write Neo4j and LanceDB.
     Run {
@@ -136,6 +144,7 @@ pub async fn execute(cli: Cli) -> Result<()> {
         EpigraphConfig::load(cli.config.as_deref()).context("loading the configuration")?;
     match cli.command {
         Command::Ingest { source } => ingest::ingest(&config, source).await,
+        Command::Feedback { action } => feedback::feedback(&config, action).await,
         Command::Run {
             until_idle,
             workers,

@@ -1,12 +1,14 @@
-//! The timely side: worker 0 feeds the input and answers each sealed epoch with its output
-//! updates; the other workers only compute (their inputs are closed at once).
+//! The timely side: worker 0 feeds the inputs (source versions and identity verdicts) and
+//! answers each sealed epoch with its output updates; the other workers only compute (their
+//! inputs are closed at once).
 
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use differential_dataflow::input::Input;
-use epigraph_operators::{Extractor, GraphElement, SourceVersion, extract_graph};
+use epigraph_operators::resolve::Verdict;
+use epigraph_operators::{Extractor, GraphElement, SourceVersion, extract_graph_with_verdicts};
 use timely::dataflow::ProbeHandle;
 
 /// Updates of one epoch sent to the workers.
@@ -16,6 +18,8 @@ pub struct EpochInput {
     pub epoch: u64,
     /// `(version, +1 | -1)`.
     pub updates: Vec<(SourceVersion, isize)>,
+    /// `(identity verdict, +1 | -1)`: from the feedback topic.
+    pub verdicts: Vec<(Verdict, isize)>,
 }
 
 /// The dataflow's output changes for one sealed epoch.
@@ -51,29 +55,42 @@ impl Dataflow {
                     let probe = ProbeHandle::new();
                     let sink = captured.clone();
                     let extractor = extractor.clone();
-                    let mut input = worker.dataflow::<u64, _, _>(|scope| {
+                    let (mut input, mut verdict_input) = worker.dataflow::<u64, _, _>(|scope| {
                         let (input, sources) = scope.new_collection::<SourceVersion, isize>();
-                        extract_graph(sources, extractor)
+                        let (verdict_input, verdicts) = scope.new_collection::<Verdict, isize>();
+                        extract_graph_with_verdicts(sources, verdicts, extractor)
                             .consolidate()
                             .inspect_batch(move |_, updates| {
                                 let mut sink = sink.lock().expect("capture lock");
                                 sink.extend(updates.iter().cloned());
                             })
                             .probe_with(&probe);
-                        input
+                        (input, verdict_input)
                     });
                     if worker.index() != 0 {
                         input.close();
+                        verdict_input.close();
                         while worker.step_or_park(None) {}
                         return;
                     }
-                    while let Ok(EpochInput { epoch, updates }) = input_rx.recv() {
+                    while let Ok(EpochInput {
+                        epoch,
+                        updates,
+                        verdicts,
+                    }) = input_rx.recv()
+                    {
                         input.advance_to(epoch);
+                        verdict_input.advance_to(epoch);
                         for (version, diff) in updates {
                             input.update(version, diff);
                         }
+                        for (verdict, diff) in verdicts {
+                            verdict_input.update(verdict, diff);
+                        }
                         input.advance_to(epoch + 1);
+                        verdict_input.advance_to(epoch + 1);
                         input.flush();
+                        verdict_input.flush();
                         worker.step_while(|| probe.less_than(input.time()));
                         let updates = {
                             let mut sink = captured.lock().expect("capture lock");
@@ -88,6 +105,7 @@ impl Dataflow {
                         }
                     }
                     input.close();
+                    verdict_input.close();
                     while worker.step() {}
                 })?;
                 guards.join().into_iter().collect::<Result<Vec<_>, _>>()?;
@@ -148,6 +166,7 @@ mod tests {
                     (doc("a", "Atlas ships on June 3."), 1),
                     (doc("b", "Who owns Atlas billing?"), 1),
                 ],
+                verdicts: vec![],
             })
             .unwrap();
         // Per source: its node, one memory object and its DERIVED_FROM edge; a.md also has a
@@ -161,6 +180,7 @@ mod tests {
                     (doc("a", "Atlas ships on June 3."), -1),
                     (doc("a", "Atlas ships on June 3."), 1),
                 ],
+                verdicts: vec![],
             })
             .unwrap();
         assert!(
@@ -172,6 +192,7 @@ mod tests {
             .process(EpochInput {
                 epoch: 2,
                 updates: vec![(doc("b", "Who owns Atlas billing?"), -1)],
+                verdicts: vec![],
             })
             .unwrap();
         assert_eq!(third.updates.len(), 3);

@@ -1,6 +1,6 @@
 //! The run loop. See `docs/runtime.md` for the durability model.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,7 +11,9 @@ use epigraph_connectors::kafka::{
 };
 use epigraph_connectors::lance::LanceSink;
 use epigraph_connectors::neo4j::Neo4jSink;
+use epigraph_operators::resolve::Verdict;
 use epigraph_operators::{Extractor, SourceVersion, net_changes};
+use epigraph_schemas::feedback::{Feedback, IdentityVerdict};
 use epigraph_schemas::topics::{event_key, valid_tenant};
 use epigraph_schemas::{SourceEvent, decode_event};
 use tracing::{info, warn};
@@ -43,6 +45,17 @@ pub struct RunReport {
     pub reconciled_writes: usize,
     /// Elements written by live epochs.
     pub live_writes: usize,
+    /// Identity verdicts in force at the end (from the feedback topic).
+    pub verdicts: usize,
+    /// Usage records read from the feedback topic.
+    pub usage_records: usize,
+}
+
+/// What the messages of one epoch change.
+#[derive(Debug, Default)]
+struct Batch {
+    updates: Vec<(SourceVersion, isize)>,
+    verdicts: Vec<(Verdict, isize)>,
 }
 
 type Offsets = BTreeMap<(String, i32), i64>;
@@ -55,6 +68,8 @@ struct Runner {
     lance: LanceSink,
     dataflow: Arc<Dataflow>,
     state: UpsertState,
+    /// The verdict in force per feedback key.
+    verdicts: HashMap<String, Verdict>,
     next_offsets: Offsets,
     /// Offsets committed by earlier runs: bad messages below them were dead-lettered already.
     acknowledged: Offsets,
@@ -77,7 +92,9 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         .await
         .context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?;
     let lance = LanceSink::open(&config.lancedb, embedder).await?;
-    let consumer = EventConsumer::from_beginning(&config.kafka, &config.kafka.all_event_topics())?;
+    let mut topics = config.kafka.all_event_topics();
+    topics.push(config.kafka.feedback_topic());
+    let consumer = EventConsumer::from_beginning(&config.kafka, &topics)?;
     let producer = EventProducer::new(&config.kafka)?;
     let acknowledged = consumer.committed()?;
     let ontology = config
@@ -94,6 +111,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         lance,
         dataflow,
         state: UpsertState::default(),
+        verdicts: HashMap::new(),
         next_offsets: Offsets::new(),
         acknowledged,
         report: RunReport::default(),
@@ -104,9 +122,11 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         dataflow,
         mut report,
         state,
+        verdicts,
         ..
     } = runner;
     report.live_sources = state.len();
+    report.verdicts = verdicts.len();
     match Arc::try_unwrap(dataflow) {
         Ok(dataflow) => dataflow.shutdown().map_err(anyhow::Error::msg)?,
         Err(_) => bail!("the dataflow is still in use"),
@@ -120,21 +140,21 @@ impl Runner {
     async fn restore(&mut self) -> Result<()> {
         let started = Instant::now();
         let marks = self.consumer.high_watermarks()?;
-        let mut updates = Vec::new();
+        let mut batch = Batch::default();
         while !caught_up(&self.next_offsets, &marks) {
             match self
                 .consumer
                 .poll(Duration::from_millis(self.config.run.idle_ms.max(100) * 10))
                 .await?
             {
-                Polled::Message(message) => updates.extend(self.absorb(message).await?),
+                Polled::Message(message) => self.absorb(message, &mut batch).await?,
                 Polled::Idle => bail!(
                     "Kafka returned nothing while restoring (positions {:?}, ends {marks:?})",
                     self.next_offsets
                 ),
             }
         }
-        let output = self.seal(0, updates).await?;
+        let output = self.seal(0, batch).await?;
         let desired = live_elements(output);
         let writes = reconcile(&desired, &self.neo4j, &self.lance).await?;
         self.report.reconciled_writes = count_writes(&writes);
@@ -158,7 +178,7 @@ impl Runner {
         // The first idle pass always optimizes: it creates the full-text index after a restore.
         let mut optimized = false;
         loop {
-            let mut updates = Vec::new();
+            let mut batch = Batch::default();
             let mut consumed = 0usize;
             let opened = Instant::now();
             while consumed < self.config.run.epoch_max_events
@@ -172,14 +192,14 @@ impl Runner {
                 match self.consumer.poll(wait).await? {
                     Polled::Message(message) => {
                         consumed += 1;
-                        updates.extend(self.absorb(message).await?);
+                        self.absorb(message, &mut batch).await?;
                     }
                     Polled::Idle => break,
                 }
             }
             if consumed > 0 {
                 epoch += 1;
-                let output = self.seal(epoch, updates).await?;
+                let output = self.seal(epoch, batch).await?;
                 let writes = SinkWrites::from_changes(&net_changes(output));
                 self.report.live_writes += count_writes(&writes);
                 writes.apply(&self.neo4j, &self.lance).await?;
@@ -203,18 +223,69 @@ impl Runner {
     async fn seal(
         &self,
         epoch: u64,
-        updates: Vec<(SourceVersion, isize)>,
+        batch: Batch,
     ) -> Result<Vec<(epigraph_operators::GraphElement, isize)>> {
         let dataflow = self.dataflow.clone();
-        let output =
-            tokio::task::spawn_blocking(move || dataflow.process(EpochInput { epoch, updates }))
-                .await?
-                .map_err(anyhow::Error::msg)?;
+        let input = EpochInput {
+            epoch,
+            updates: batch.updates,
+            verdicts: batch.verdicts,
+        };
+        let output = tokio::task::spawn_blocking(move || dataflow.process(input))
+            .await?
+            .map_err(anyhow::Error::msg)?;
         Ok(output.updates)
     }
 
-    /// Decode and validate one message; bad ones go to the dead-letter topic.
-    async fn absorb(&mut self, message: RawMessage) -> Result<Vec<(SourceVersion, isize)>> {
+    /// One feedback record: a verdict replaces the one in force on its pair, a tombstone
+    /// withdraws it; usage is counted (the priorities will read it).
+    fn absorb_feedback(
+        &mut self,
+        key: &str,
+        payload: Option<&[u8]>,
+        batch: &mut Batch,
+    ) -> Result<(), String> {
+        let Some(payload) = payload else {
+            if let Some(previous) = self.verdicts.remove(key) {
+                batch.verdicts.push((previous, -1));
+            }
+            return Ok(());
+        };
+        let feedback = Feedback::parse(payload)?;
+        if feedback.key() != key {
+            return Err(format!(
+                "key {key:?} does not match the feedback record's key {:?}",
+                feedback.key()
+            ));
+        }
+        match feedback {
+            Feedback::Identity {
+                tenant,
+                a,
+                b,
+                verdict,
+            } => {
+                let next = Verdict {
+                    tenant,
+                    a,
+                    b,
+                    same: verdict == IdentityVerdict::Same,
+                };
+                if self.verdicts.get(key) == Some(&next) {
+                    return Ok(());
+                }
+                if let Some(previous) = self.verdicts.insert(key.to_string(), next.clone()) {
+                    batch.verdicts.push((previous, -1));
+                }
+                batch.verdicts.push((next, 1));
+            }
+            Feedback::Usage { .. } => self.report.usage_records += 1,
+        }
+        Ok(())
+    }
+
+    /// Decode and validate one message into `batch`; bad ones go to the dead-letter topic.
+    async fn absorb(&mut self, message: RawMessage, batch: &mut Batch) -> Result<()> {
         self.report.messages += 1;
         self.next_offsets.insert(
             (message.topic.clone(), message.partition),
@@ -226,37 +297,40 @@ impl Runner {
             .map(String::from_utf8_lossy)
             .unwrap_or_default()
             .into_owned();
-        let Some(payload) = message.payload.as_deref() else {
-            return Ok(self.state.remove(&key));
+        let outcome = if message.topic == self.config.kafka.feedback_topic() {
+            self.absorb_feedback(&key, message.payload.as_deref(), batch)
+        } else {
+            let Some(payload) = message.payload.as_deref() else {
+                batch.updates.extend(self.state.remove(&key));
+                return Ok(());
+            };
+            decode_event(payload)
+                .map_err(|e| e.to_string())
+                .and_then(|event| validate(&key, event))
+                .map(|event| batch.updates.extend(self.state.apply(&event)))
         };
-        match decode_event(payload)
-            .map_err(|e| e.to_string())
-            .and_then(|event| validate(&key, event))
+        let Err(reason) = outcome else {
+            return Ok(());
+        };
+        let payload = message.payload.as_deref().unwrap_or_default();
+        if self
+            .acknowledged
+            .get(&(message.topic.clone(), message.partition))
+            .is_some_and(|o| message.offset < *o)
         {
-            Ok(event) => Ok(self.state.apply(&event)),
-            Err(_)
-                if self
-                    .acknowledged
-                    .get(&(message.topic.clone(), message.partition))
-                    .is_some_and(|o| message.offset < *o) =>
-            {
-                // Dead-lettered by the run that acknowledged this offset: replay skips it.
-                Ok(Vec::new())
-            }
-            Err(reason) => {
-                let tenant = key
-                    .split_once('/')
-                    .map(|(tenant, _)| tenant)
-                    .filter(|t| valid_tenant(t));
-                let max = self.config.kafka.dead_letter_max_bytes;
-                let letter =
-                    DeadLetter::new(&reason, "run", tenant, &message.location(), payload, max);
-                warn!(location = %letter.location, %reason, "dead-lettering an undecodable event");
-                self.producer.dead_letter(&letter).await?;
-                self.report.dead_lettered += 1;
-                Ok(Vec::new())
-            }
+            // Dead-lettered by the run that acknowledged this offset: replay skips it.
+            return Ok(());
         }
+        let tenant = key
+            .split_once('/')
+            .map(|(tenant, _)| tenant)
+            .filter(|t| valid_tenant(t));
+        let max = self.config.kafka.dead_letter_max_bytes;
+        let letter = DeadLetter::new(&reason, "run", tenant, &message.location(), payload, max);
+        warn!(location = %letter.location, %reason, "dead-lettering a bad message");
+        self.producer.dead_letter(&letter).await?;
+        self.report.dead_lettered += 1;
+        Ok(())
     }
 }
 

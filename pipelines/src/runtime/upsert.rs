@@ -18,8 +18,13 @@ impl UpsertState {
         match event.op {
             Op::Upsert => {
                 let next = SourceVersion::from_event(event);
-                if self.live.get(&key) == Some(&next) {
-                    return Vec::new();
+                // Re-sent unchanged (whatever its ingestion time): the first recording stands.
+                if let Some(live) = self.live.get(&key) {
+                    let mut resent = next.clone();
+                    resent.recorded_at = live.recorded_at;
+                    if *live == resent {
+                        return Vec::new();
+                    }
                 }
                 let mut updates = Vec::with_capacity(2);
                 if let Some(previous) = self.live.insert(key, next.clone()) {
@@ -64,6 +69,12 @@ mod tests {
         let v2 = SourceEvent::upsert("t", SourceKind::Document, "a", None, "two".into(), 2);
         assert_eq!(state.apply(&v1).len(), 1);
         assert!(state.apply(&v1).is_empty(), "a re-sent version is a no-op");
+        let mut later = v1.clone();
+        later.ingested_at += 60_000;
+        assert!(
+            state.apply(&later).is_empty(),
+            "also when ingested again later: the first recorded time stands"
+        );
         let edit = state.apply(&v2);
         assert_eq!(
             edit.iter()

@@ -1,0 +1,208 @@
+//! Supersession, contradiction, answers and reviewer verdicts through the whole path (events →
+//! Kafka → run → Neo4j), with the verdicts arriving on the feedback topic: a `same` verdict
+//! joins two projects (their budgets now contradict each other), withdrawing it restores the
+//! graph, and a malformed feedback record is dead-lettered without stopping the run.
+
+use epigraph_connectors::kafka::EventProducer;
+use epigraph_tests::{
+    TestEnv, find_dead_letter, ingest, last_json_line, neo4j, neo4j_count, serial,
+};
+
+const DAY: i64 = 86_400_000;
+const T0: i64 = 1_780_000_000_000;
+const SHEET: &str = "Term sheet from Lighthouse Fund: €320K SAFE at a €2.2M cap.";
+const MEMO: &str = "Internal memo: the Lighthouse Fund round is €200K with a €2.3M cap.";
+const PLANNED: &str = "Project Atlas launch is planned for May 13, 2027.";
+const SLIPPED: &str = "Heads up, the Project Atlas launch slips to June 3, 2027.";
+
+fn event(kind: &str, id: &str, day: i64, body: &str, author: Option<&str>) -> String {
+    let authors = match author {
+        Some(name) => {
+            serde_json::json!([{"name": name, "address": format!("{}@acme.example", name.to_lowercase().replace(' ', "."))}])
+        }
+        None => serde_json::json!([]),
+    };
+    serde_json::json!({
+        "kind": kind, "source_id": id, "op": "upsert", "title": id, "body": body,
+        "occurred_at": T0 + day * DAY, "authors": authors,
+    })
+    .to_string()
+}
+
+async fn count(cypher: &str, tenant: &str) -> i64 {
+    neo4j_count(&neo4j(), cypher, tenant).await
+}
+
+async fn property(cypher: &str, tenant: &str, text: &str) -> (String, Option<i64>) {
+    let mut rows = neo4j()
+        .execute(
+            neo4rs::query(cypher)
+                .param("tenant", tenant)
+                .param("text", text),
+        )
+        .await
+        .expect("neo4j query");
+    let row = rows.next().await.expect("row").expect("one row");
+    (
+        row.get::<String>("standing").expect("standing"),
+        row.get::<Option<i64>>("t_invalid").expect("t_invalid"),
+    )
+}
+
+async fn entity_id(tenant: &str, name: &str) -> String {
+    let mut rows = neo4j()
+        .execute(
+            neo4rs::query(
+                "MATCH (e:Entity:Project {tenant: $tenant}) WHERE $name IN e.aliases \
+                 RETURN e.id AS id",
+            )
+            .param("tenant", tenant)
+            .param("name", name),
+        )
+        .await
+        .expect("neo4j query");
+    let row = rows.next().await.expect("row").expect("the entity exists");
+    row.get::<String>("id").expect("id")
+}
+
+const CONTRADICTS: &str =
+    "MATCH (:Memory {tenant: $tenant})-[r:CONTRADICTS]->(:Memory) RETURN count(r) AS n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn judged_edges_and_feedback_verdicts_reach_neo4j() {
+    let _guard = serial().await;
+    let env = TestEnv::new("epistemics");
+    let tenant = env.tenant.clone();
+    let lines = [
+        event("document", "term-sheet", 0, SHEET, None),
+        event("email", "memo", 2, MEMO, None),
+        event("chat", "atlas/1", 0, PLANNED, None),
+        event("chat", "atlas/2", 8, SLIPPED, None),
+        event("chat", "q", 1, "Who owns the BlueWave renewal?", None),
+        // A third source naming BlueWave makes the recurring name an entity.
+        event("chat", "x", 2, "The BlueWave renewal call went long.", None),
+        event(
+            "chat",
+            "a",
+            4,
+            "Mateo Rossi will own the BlueWave renewal.",
+            Some("Mateo Rossi"),
+        ),
+        event(
+            "document",
+            "atlas-budget",
+            3,
+            "The Project Atlas budget is $450K for the year.",
+            None,
+        ),
+        event(
+            "email",
+            "nimbus-budget",
+            5,
+            "Finance puts the Project Nimbus budget at $570K.",
+            None,
+        ),
+    ];
+    let file = env.dir.path().join("events.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let summary = ingest(&env, &["events", file.to_str().unwrap()]);
+    assert_eq!(summary["published"], 9, "{summary}");
+    let report = env.run_until_idle();
+    assert_eq!(report["dead_lettered"], 0, "{report}");
+
+    assert_eq!(
+        count(CONTRADICTS, &tenant).await,
+        2,
+        "the sheet and the memo, each way"
+    );
+    let superseded = count(
+        "MATCH (n:Memory {tenant: $tenant})-[r:SUPERSEDES]->(o:Memory) \
+         WHERE r.t_valid = o.t_invalid AND r.recorded_at IS NOT NULL RETURN count(r) AS n",
+        &tenant,
+    )
+    .await;
+    assert_eq!(
+        superseded, 1,
+        "the slip supersedes the plan, valid from the slip"
+    );
+    let by_text = "MATCH (m:Memory {tenant: $tenant, text: $text}) \
+                   RETURN m.standing AS standing, m.t_invalid AS t_invalid";
+    assert_eq!(
+        property(by_text, &tenant, PLANNED).await,
+        ("superseded".into(), Some(T0 + 8 * DAY))
+    );
+    assert_eq!(
+        property(by_text, &tenant, SLIPPED).await,
+        ("current".into(), None)
+    );
+    assert_eq!(
+        property(by_text, &tenant, "Who owns the BlueWave renewal?").await,
+        ("answered".into(), Some(T0 + 4 * DAY))
+    );
+    assert_eq!(
+        count(
+            "MATCH (:Memory {tenant: $tenant})-[r:ANSWERS]->(:Memory) RETURN count(r) AS n",
+            &tenant
+        )
+        .await,
+        1
+    );
+    let claims_superseded = count(
+        "MATCH (c:Claim {tenant: $tenant, standing: 'superseded'}) RETURN count(c) AS n",
+        &tenant,
+    )
+    .await;
+    assert_eq!(claims_superseded, 1, "the planned launch date");
+
+    // A reviewer says the two projects are one: their budgets now contradict each other.
+    let atlas = entity_id(&tenant, "Atlas").await;
+    let nimbus = entity_id(&tenant, "Nimbus").await;
+    let out = env.epigraph(&["feedback", "same", &atlas, &nimbus, "--tenant", &tenant]);
+    assert!(out.contains("published"), "{out}");
+    let report = env.run_until_idle();
+    assert_eq!(report["verdicts"], 1, "{report}");
+    assert_eq!(count(CONTRADICTS, &tenant).await, 4);
+    assert_eq!(
+        count(
+            "MATCH (:Entity {tenant: $tenant})-[r:SAME_AS]->(:Entity) RETURN count(r) AS n",
+            &tenant
+        )
+        .await,
+        1
+    );
+
+    // Withdrawn: back to the state before, in the graph and after a restart.
+    env.epigraph(&["feedback", "withdraw", &atlas, &nimbus, "--tenant", &tenant]);
+    let report = env.run_until_idle();
+    assert_eq!(report["verdicts"], 0, "{report}");
+    assert_eq!(count(CONTRADICTS, &tenant).await, 2);
+    assert_eq!(
+        count(
+            "MATCH (:Entity {tenant: $tenant})-[r:SAME_AS]->(:Entity) RETURN count(r) AS n",
+            &tenant
+        )
+        .await,
+        0
+    );
+
+    // A malformed feedback record is dead-lettered with its reason; the run carries on.
+    let producer = EventProducer::new(&env.kafka).unwrap();
+    let key = format!("{tenant}/identity/x/y");
+    producer
+        .publish_raw(
+            &env.kafka.feedback_topic(),
+            &key,
+            br#"{"kind":"identity","verdict":"maybe"}"#,
+        )
+        .await
+        .unwrap();
+    producer.flush().unwrap();
+    let report = last_json_line(&env.epigraph(&["run", "--until-idle"]));
+    assert_eq!(report["dead_lettered"], 1, "{report}");
+    let letter = find_dead_letter(&env, "the bad feedback record", |l| {
+        l.reason.contains("not a feedback record")
+    })
+    .await;
+    assert_eq!(letter.tenant.as_deref(), Some(tenant.as_str()));
+    assert_eq!(count(CONTRADICTS, &tenant).await, 2, "nothing else changed");
+}
