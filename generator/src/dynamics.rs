@@ -75,8 +75,18 @@ pub struct Dynamics {
     next_id: u64,
     max_active: usize,
     max_delay: u64,
-    registry: HashMap<(String, &'static str), (TextRef, String)>,
+    /// Lines written per simulated day (the corpus spans a year).
+    lines_per_day: u64,
+    /// Per `(subject, attribute)`: the unit holding the current value, the value, and when.
+    registry: HashMap<(String, &'static str), (TextRef, String, i64)>,
 }
+
+/// The two sides of a conflict are written within this many days (a contradiction), and a new
+/// conflict on the same subject starts only this long after its last claim (so that it reads as
+/// an update of the old value, not as a third side): the pipeline's contradiction window is 30
+/// days.
+const CONFLICT_DAYS: u64 = 20;
+const CONFLICT_COOLDOWN_MS: i64 = 45 * crate::time::DAY_MS;
 
 impl Dynamics {
     /// Dynamics for a corpus of `events` events.
@@ -86,6 +96,7 @@ impl Dynamics {
             next_id: 1,
             max_active: (6 + events / 5_000).min(400) as usize,
             max_delay: 4 + 3 * (events as f64).sqrt() as u64,
+            lines_per_day: (events / 365).max(1),
             registry: HashMap::new(),
         }
     }
@@ -119,6 +130,19 @@ impl Dynamics {
                     };
                 }
                 let track = Track::start(w, wanted)?;
+                let busy = track.key().is_some_and(|key| {
+                    self.matters
+                        .iter()
+                        .any(|m| m.track.key().as_ref() == Some(&key))
+                });
+                let recent = track.claim_keys(w.org).iter().any(|key| {
+                    self.registry
+                        .get(key)
+                        .is_some_and(|(_, _, at)| ctx.now - at < CONFLICT_COOLDOWN_MS)
+                });
+                if busy || recent {
+                    return None;
+                }
                 let id = format!("matter:{}", self.next_id);
                 self.next_id += 1;
                 Matter {
@@ -162,7 +186,14 @@ impl Dynamics {
             superseding: written.superseding,
         };
         if !written.finished {
-            matter.due = ctx.line + w.rng.range(3, self.max_delay);
+            let delay = match matter.track {
+                Track::Conflict { .. } => self
+                    .max_delay
+                    .min(CONFLICT_DAYS * self.lines_per_day)
+                    .max(4),
+                _ => self.max_delay,
+            };
+            matter.due = ctx.line + w.rng.range(3, delay);
             matter.last_source = ctx.source_id.to_string();
             matter.last = Some(here);
             self.matters.push(matter);
@@ -214,7 +245,7 @@ impl Dynamics {
             valid_from: ctx.now,
         });
         let key = (subject, claim.attribute);
-        if let Some((older, value)) = self.registry.get(&key)
+        if let Some((older, value, _)) = self.registry.get(&key)
             && supersede
             && *value != claim.value
             && older != here
@@ -231,6 +262,6 @@ impl Dynamics {
             });
         }
         self.registry
-            .insert(key, (here.clone(), claim.value.clone()));
+            .insert(key, (here.clone(), claim.value.clone(), ctx.now));
     }
 }

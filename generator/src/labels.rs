@@ -113,7 +113,7 @@ pub struct SupersessionLabel {
     pub newer: TextRef,
     /// The unit it replaces.
     pub older: TextRef,
-    /// `matter:N` for decisions, `<subject>/<attribute>` for claims.
+    /// `<project id>/<what is decided>` for decisions, `<subject>/<attribute>` for claims.
     pub matter: String,
 }
 

@@ -251,6 +251,34 @@ impl Track {
         (index < options.len()).then(|| options.swap_remove(index).1)
     }
 
+    /// What the matter is about, for keeping one matter per subject at a time: two launch
+    /// tracks of one project at once would be one launch date written twice.
+    pub fn key(&self) -> Option<String> {
+        match self {
+            Track::Decision { project, thing, .. } => Some(format!("decision/{project}/{thing}")),
+            Track::Launch { project, .. } => Some(format!("launch/{project}")),
+            Track::Conflict { kind, subject, .. } => Some(format!("conflict/{subject}/{kind:?}")),
+            Track::Question { .. } => None,
+        }
+    }
+
+    /// The `(subject id, attribute)` keys its claims will use (empty subject: the matter).
+    pub fn claim_keys(&self, org: &Organisation) -> Vec<(String, &'static str)> {
+        match self {
+            Track::Conflict { kind, subject, .. } => {
+                let id = org.entities[*subject].id.clone();
+                let attributes: &[&'static str] = match kind {
+                    Conflict::Funding => &["ask_amount", "valuation_cap"],
+                    Conflict::Headcount => &["headcount"],
+                    Conflict::Status => &["status"],
+                    Conflict::Budget => &["budget"],
+                };
+                attributes.iter().map(|a| (id.clone(), *a)).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// The type of the next step.
     pub fn next_type(&self) -> MemType {
         match self {
@@ -351,8 +379,11 @@ impl Track {
                 let mut unit = w.unit(MemType::Decision, template, &binds);
                 unit.temporal_type = "dynamic";
                 written.unit = unit;
+                // One registry entry per project and choice, across matters: a later matter on
+                // the same choice replaces the last decision of the earlier one.
+                let subject = format!("{}/{what}", w.org.entities[*project].id);
                 written.claims.push(claim(
-                    String::new(),
+                    subject,
                     "decision",
                     choices[pick].to_string(),
                     "choice",

@@ -154,8 +154,8 @@ pub fn timeline(points: &[ClaimPoint], rules: &Rules) -> Timeline {
 
 /// Decisions (plans) that replace earlier decisions (plans) on the same matter, among the
 /// statements naming one entity whose own words are `besides`: each statement replaces the
-/// latest earlier one of its type whose topic is the same matter. Returns `(newer, older)`
-/// indexes into `members`.
+/// latest earlier one of its type whose topic is the same matter, unless it only restates it
+/// (the same topic words). Returns `(newer, older)` indexes into `members`.
 ///
 /// ```
 /// use epigraph_operators::epistemic::{Rules, judge::supersessions};
@@ -171,8 +171,10 @@ pub fn timeline(points: &[ClaimPoint], rules: &Rules) -> Timeline {
 ///     decision("db", 1, "Decision: Tidewater goes with MySQL for the primary database."),
 ///     decision("region", 2, "Decision: Tidewater goes with eu-west-1 for the hosting region."),
 ///     decision("db2", 9, "We are reversing the earlier call on the Tidewater primary database: Postgres instead of MySQL."),
+///     decision("db3", 12, "Decision: Tidewater goes with Postgres for the primary database, instead of MySQL."),
 /// ];
 /// let refs: Vec<_> = members.iter().collect();
+/// // db3 restates db2 (same topic words): no second edge.
 /// assert_eq!(supersessions(&refs, &["tidewater".to_string()], &rules), [(2, 0)]);
 /// ```
 pub fn supersessions(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(usize, usize)> {
@@ -197,7 +199,11 @@ pub fn supersessions(members: &[&Facts], besides: &[String], rules: &Rules) -> V
             })
             .take(lookback)
             .find(|j| rules.same_matter(&newer.topic, &members[**j].topic, besides));
-        if let Some(&j) = earlier {
+        // A restatement (the same topic words) reaffirms the earlier statement, it does not
+        // replace it.
+        if let Some(&j) = earlier
+            && !rules.restates(&newer.topic, &members[j].topic, besides)
+        {
             out.push((i, j));
         }
     }

@@ -150,6 +150,12 @@ impl Rules {
                 || (union > 0 && shared as f64 / union as f64 >= matter.min_jaccard))
     }
 
+    /// Whether `newer` only restates `older`: the same topic words, besides the entity's own.
+    pub fn restates(&self, newer: &[String], older: &[String], besides: &[String]) -> bool {
+        let (shared, union) = overlap(newer, older, besides);
+        shared == union
+    }
+
     /// Topic words two statements share, besides the entity's own.
     pub fn shared_words(&self, a: &[String], b: &[String], besides: &[String]) -> usize {
         overlap(a, b, besides).0

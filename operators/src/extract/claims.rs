@@ -414,6 +414,20 @@ mod tests {
     }
 
     #[test]
+    fn status_lines_and_listings_are_status_claims() {
+        for text in [
+            "Status for Project Onyx: at risk.",
+            "The steering deck lists Onyx as at risk.",
+        ] {
+            assert_eq!(
+                read(text),
+                [("status".into(), "at risk".into(), "status".into(), None)],
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
     fn counts_percentages_statuses_and_quarters() {
         assert_eq!(
             read(
@@ -426,7 +440,7 @@ mod tests {
                     "count".to_string(),
                     None
                 ),
-                ("growth".into(), "4.5".into(), "%".into(), None),
+                ("growth:churn".into(), "4.5".into(), "%".into(), None),
                 ("status".into(), "on hold".into(), "status".into(), None),
                 ("date".into(), "2026-Q3".into(), "date".into(), None),
             ]

@@ -37,13 +37,20 @@ pub struct EdgeScores {
     pub correct: usize,
     /// correct / predicted.
     pub precision: f64,
+    /// Predicted pairs with at least one side among the units the generator tracks (the steps
+    /// of its matters and its readings: every unit of `claims.jsonl` and of the edge labels).
+    /// Pairs between two untracked filler units are outside its ground truth.
+    pub predicted_tracked: usize,
+    /// correct / predicted_tracked.
+    pub precision_tracked: f64,
     /// correct / gold.
     pub recall: f64,
     /// correct / gold_extracted.
     pub recall_extracted: f64,
     /// F1 of precision and recall.
     pub f1: f64,
-    /// A few false positives and misses, as `(from text, to text)`, for error analysis.
+    /// A few false positives touching a tracked unit, as `(from text, to text)`, for error
+    /// analysis.
     pub false_positives: Vec<(String, String)>,
     /// Misses among the extracted labels.
     pub misses: Vec<(String, String)>,
@@ -68,6 +75,12 @@ pub struct EpistemicsReport {
 
 #[derive(Deserialize)]
 struct TextRef {
+    source_id: String,
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct ClaimLabel {
     source_id: String,
     text: String,
 }
@@ -133,6 +146,15 @@ pub fn evaluate_epistemics(extractor: Arc<Extractor>, dir: &Path) -> Result<Epis
         let path = dir.join("labels").join(name);
         std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))
     };
+    let mut tracked: BTreeSet<String> = BTreeSet::new();
+    for line in read("claims.jsonl")?.lines() {
+        let l: ClaimLabel = serde_json::from_str(line).context("claims.jsonl")?;
+        let unit = TextRef {
+            source_id: l.source_id,
+            text: l.text,
+        };
+        tracked.extend(find(&unit));
+    }
     let mut supersessions = Vec::new();
     for line in read("supersessions.jsonl")?.lines() {
         let l: SupersessionLabel = serde_json::from_str(line).context("supersessions.jsonl")?;
@@ -150,6 +172,9 @@ pub fn evaluate_epistemics(extractor: Arc<Extractor>, dir: &Path) -> Result<Epis
         let l: AnswerLabel = serde_json::from_str(line).context("answers.jsonl")?;
         answers.push((find(&l.answer), find(&l.question)));
     }
+    for (a, b) in supersessions.iter().chain(&contradictions).chain(&answers) {
+        tracked.extend(a.iter().chain(b).cloned());
+    }
     let predicted_contradictions: BTreeSet<(String, String)> = edges("CONTRADICTS")
         .into_iter()
         .map(|(a, b)| if a <= b { (a, b) } else { (b, a) })
@@ -163,9 +188,9 @@ pub fn evaluate_epistemics(extractor: Arc<Extractor>, dir: &Path) -> Result<Epis
     Ok(EpistemicsReport {
         sources: n_sources,
         memories: text_of.len(),
-        supersession: score(&supersessions, &edges("SUPERSEDES"), &texts),
-        contradiction: score(&contradictions, &predicted_contradictions, &texts),
-        answers: score(&answers, &edges("ANSWERS"), &texts),
+        supersession: score(&supersessions, &edges("SUPERSEDES"), &tracked, &texts),
+        contradiction: score(&contradictions, &predicted_contradictions, &tracked, &texts),
+        answers: score(&answers, &edges("ANSWERS"), &tracked, &texts),
         open_questions: questions,
     })
 }
@@ -183,8 +208,13 @@ fn unordered(a: Option<String>, b: Option<String>) -> Pair {
 fn score(
     gold: &[Pair],
     predicted: &BTreeSet<(String, String)>,
+    tracked: &BTreeSet<String>,
     texts: Texts<'_>,
 ) -> EdgeScores {
+    let predicted_tracked = predicted
+        .iter()
+        .filter(|(a, b)| tracked.contains(a) || tracked.contains(b))
+        .count();
     let extracted: BTreeSet<(String, String)> = gold
         .iter()
         .filter_map(|(a, b)| Some((a.clone()?, b.clone()?)))
@@ -203,6 +233,8 @@ fn score(
         predicted: predicted.len(),
         correct,
         precision,
+        predicted_tracked,
+        precision_tracked: ratio(correct, predicted_tracked),
         recall,
         recall_extracted: ratio(correct, extracted.len()),
         f1,
