@@ -320,27 +320,7 @@ impl PriorityConfig {
                 lambda: fixed(spec.lambda),
             }
         });
-        let mut warnings = Vec::new();
-        for name in &settings.penalty.demoting {
-            if ontology.edge(name).is_none() {
-                warnings.push(format!(
-                    "priority.penalty.demoting names {name:?}, which is not an edge type of the ontology"
-                ));
-            }
-        }
-        let edges = ontology
-            .edges
-            .iter()
-            .map(|e| {
-                let role = EdgeRole {
-                    coefficient: fixed(e.coefficient),
-                    evidence: e.evidence,
-                    penalises: e.penalises,
-                    demotes: settings.penalty.demoting.contains(&e.name),
-                };
-                (e.name.clone(), role)
-            })
-            .collect::<BTreeMap<_, _>>();
+        let (edges, mut warnings) = edge_roles(settings, ontology);
         let max_coefficient = edges
             .values()
             .map(|r| r.coefficient.0.abs())
@@ -391,6 +371,37 @@ impl PriorityConfig {
     pub fn type_constants(&self, memory_type: EpistemicType) -> TypeConstants {
         self.types[type_index(memory_type)]
     }
+}
+
+/// The role of every edge type of the ontology, and a warning per demoting name it lacks.
+fn edge_roles(
+    settings: &PrioritySettings,
+    ontology: &Ontology,
+) -> (BTreeMap<String, EdgeRole>, Vec<String>) {
+    let demoting = &settings.penalty.demoting;
+    let warnings = demoting
+        .iter()
+        .filter(|name| ontology.edge(name).is_none())
+        .map(|name| {
+            format!(
+                "priority.penalty.demoting names {name:?}, which is not an edge type of the ontology"
+            )
+        })
+        .collect();
+    let roles = ontology
+        .edges
+        .iter()
+        .map(|e| {
+            let role = EdgeRole {
+                coefficient: Fixed::from_f64(e.coefficient),
+                evidence: e.evidence,
+                penalises: e.penalises,
+                demotes: demoting.contains(&e.name),
+            };
+            (e.name.clone(), role)
+        })
+        .collect();
+    (roles, warnings)
 }
 
 /// Every weight is finite and non-negative, η ∈ (0, 1], horizons positive, priors in [0, 1].

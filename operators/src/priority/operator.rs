@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use timely::progress::Timestamp;
 
 use super::config::{EdgeRole, PriorityConfig};
-use super::terms::{self, Core, Inbound, State};
+use super::terms::{self, Base, Core, Inbound, State};
 use super::{Now, PriorityEdge, PriorityNode, PriorityWeight, Usage};
 
 /// A node inside the dataflow: 128 bits of SHA-256 of (tenant, id), so that the loop moves
@@ -109,59 +109,77 @@ where
         .flat_map(|((), t)| (0..BUCKETS).map(move |b| (b, t)));
     let edges = valid_edges(edges, nodes.clone().map(|(node, _)| node), roles.clone());
     let inbound = inbound_counts(edges.clone(), roles.clone());
-    let used = {
-        let config = config.clone();
-        usages
-            .map(|u| {
-                let node = handle(&u.tenant, &u.id);
-                (bucket(node), (node, u.at_ms))
-            })
-            .join_map(clock.clone(), |_, (node, at), now| (*node, (*at, *now)))
-            .explode(move |(node, (at, now))| {
-                Some((node, terms::usage_term(&config, at, now) as isize))
-            })
-            .count()
-    };
-    let timed = nodes
-        .map(|(node, n)| (bucket(node), (node, n)))
-        .join_map(clock, |_, (node, n), now| {
-            (*node, Part::Node(n.clone(), *now))
-        });
-    let based = {
-        let config = config.clone();
-        timed
-            .concat(inbound.map(|(node, (a, b, c, d))| (node, Part::Inbound(a, b, c, d))))
-            .concat(used.map(|(node, u)| (node, Part::Usage(u))))
-            .reduce(move |_node, parts, out| {
-                let (mut node, mut inbound, mut u) = (None, Inbound::default(), 0);
-                for (part, _) in parts {
-                    match part {
-                        Part::Node(n, now) => node = node.or(Some((n, *now))),
-                        Part::Inbound(a, b, c, d) => {
-                            inbound = Inbound {
-                                evidence: *a as i64,
-                                penalising: *b as i64,
-                                demoting: *c as i64,
-                                influence: *d as i64,
-                            }
-                        }
-                        Part::Usage(sum) => u = *sum as i64,
-                    }
-                }
-                if let Some((n, now)) = node {
-                    let base = terms::base(&config, n, now, inbound, u);
-                    out.push(((base, n.tenant.clone(), n.id.clone()), 1));
-                }
-            })
-    };
+    let used = usage_sums(usages, clock.clone(), config.clone());
+    let based = node_terms(nodes, clock, inbound, used, config.clone());
     let cores = based.clone().map(|(node, (base, _, _))| (node, base.core));
-    let influence = influence_edges(edges, roles);
-    let fixed = fixpoint(cores, influence, config);
+    let fixed = fixpoint(cores, influence_edges(edges, roles), config);
     fixed.join_map(based, |_, state, (base, tenant, id)| PriorityWeight {
         tenant: tenant.clone(),
         id: id.clone(),
         priority: terms::priority(base, state),
     })
+}
+
+/// Per node: Σ a_u·2^(−τ/half-life) over its retrievals at the clock's time.
+fn usage_sums<'s, T>(
+    usages: VecCollection<'s, T, Usage>,
+    clock: VecCollection<'s, T, (u8, i64)>,
+    config: Arc<PriorityConfig>,
+) -> VecCollection<'s, T, (Handle, isize)>
+where
+    T: Timestamp + Lattice + Ord,
+{
+    usages
+        .map(|u| {
+            let node = handle(&u.tenant, &u.id);
+            (bucket(node), (node, u.at_ms))
+        })
+        .join_map(clock, |_, (node, at), now| (*node, (*at, *now)))
+        .explode(move |(node, (at, now))| {
+            Some((node, terms::usage_term(&config, at, now) as isize))
+        })
+        .count()
+}
+
+/// Per node: its terms at the clock's time, with its tenant and id.
+fn node_terms<'s, T>(
+    nodes: VecCollection<'s, T, (Handle, PriorityNode)>,
+    clock: VecCollection<'s, T, (u8, i64)>,
+    inbound: VecCollection<'s, T, (Handle, Counts)>,
+    used: VecCollection<'s, T, (Handle, isize)>,
+    config: Arc<PriorityConfig>,
+) -> VecCollection<'s, T, (Handle, (Base, String, String))>
+where
+    T: Timestamp + Lattice + Ord,
+{
+    nodes
+        .map(|(node, n)| (bucket(node), (node, n)))
+        .join_map(clock, |_, (node, n), now| {
+            (*node, Part::Node(n.clone(), *now))
+        })
+        .concat(inbound.map(|(node, (a, b, c, d))| (node, Part::Inbound(a, b, c, d))))
+        .concat(used.map(|(node, u)| (node, Part::Usage(u))))
+        .reduce(move |_node, parts, out| {
+            let (mut node, mut inbound, mut u) = (None, Inbound::default(), 0);
+            for (part, _) in parts {
+                match part {
+                    Part::Node(n, now) => node = node.or(Some((n, *now))),
+                    Part::Inbound(a, b, c, d) => {
+                        inbound = Inbound {
+                            evidence: *a as i64,
+                            penalising: *b as i64,
+                            demoting: *c as i64,
+                            influence: *d as i64,
+                        }
+                    }
+                    Part::Usage(sum) => u = *sum as i64,
+                }
+            }
+            if let Some((n, now)) = node {
+                let base = terms::base(&config, n, now, inbound, u);
+                out.push(((base, n.tenant.clone(), n.id.clone()), 1));
+            }
+        })
 }
 
 /// `(from, to, role index)` of every configured edge between two distinct existing nodes, once.
