@@ -31,7 +31,7 @@ pub mod resolve;
 pub use changes::{SinkChanges, net_changes};
 pub use extract::{Extraction, Extractor, extract_graph, extract_graph_with_verdicts};
 pub use model::{
-    Claim, EntityNode, EpistemicType, GraphElement, MemoryObject, Provenance, Relation, SourceNode,
-    SourceVersion, Standing, StatementType, TemporalType, stable_id,
+    Claim, EntityNode, EpistemicType, GraphElement, MemoryObject, NodePriority, Provenance,
+    Relation, SourceNode, SourceVersion, Standing, StatementType, TemporalType, stable_id,
 };
 pub use ontology::{Ontology, OntologyError};

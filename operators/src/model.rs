@@ -431,6 +431,32 @@ impl Relation {
     }
 }
 
+/// The priority K of a memory node and the terms it is made of (see [`crate::priority`]): written
+/// as properties of the node, not as a node of its own.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct NodePriority {
+    /// `priority:<node id>`: distinct from the node's own id, so the two change independently.
+    pub id: String,
+    /// The memory node.
+    pub node: String,
+    /// Tenant.
+    pub tenant: String,
+    /// K* and its terms.
+    pub priority: crate::priority::Priority,
+}
+
+impl NodePriority {
+    /// The priority of `node`.
+    pub fn new(tenant: &str, node: &str, priority: crate::priority::Priority) -> Self {
+        NodePriority {
+            id: format!("priority:{node}"),
+            node: node.to_string(),
+            tenant: tenant.to_string(),
+            priority,
+        }
+    }
+}
+
 /// Everything the dataflow emits to the sinks.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum GraphElement {
@@ -444,6 +470,8 @@ pub enum GraphElement {
     Claim(Claim),
     /// An edge.
     Relation(Relation),
+    /// A memory node's priority.
+    Priority(NodePriority),
 }
 
 impl GraphElement {
@@ -469,6 +497,7 @@ impl GraphElement {
             GraphElement::Entity(e) => &e.id,
             GraphElement::Claim(c) => &c.id,
             GraphElement::Relation(r) => &r.id,
+            GraphElement::Priority(p) => &p.id,
         }
     }
 }

@@ -66,6 +66,23 @@ impl OntologyConfig {
     pub fn load(&self) -> Result<epigraph_operators::Ontology, epigraph_operators::OntologyError> {
         epigraph_operators::Ontology::load(self.dir.as_deref(), &self.extra)
     }
+
+    /// The priority constants: `<dir>/priority.toml` when the ontology comes from a folder
+    /// that has one, else the bundled file; checked against Appendix D's contraction bound.
+    pub fn priority(
+        &self,
+        ontology: &epigraph_operators::Ontology,
+    ) -> Result<
+        epigraph_operators::priority::PriorityConfig,
+        epigraph_operators::priority::PriorityConfigError,
+    > {
+        let file = self
+            .dir
+            .as_ref()
+            .map(|dir| dir.join("priority.toml"))
+            .filter(|file| file.is_file());
+        epigraph_operators::priority::PriorityConfig::load(file.as_deref(), ontology)
+    }
 }
 
 /// How `epigraph run` seals epochs.
@@ -81,6 +98,9 @@ pub struct RunConfig {
     /// Poll timeout in milliseconds; `--until-idle` exits after one idle poll with every
     /// partition read to its end. Default 1000.
     pub idle_ms: u64,
+    /// The priorities' clock ("now") advances in steps of this many milliseconds of wall time:
+    /// each step recomputes every K (urgency grows, unused nodes decay). Default one day.
+    pub clock_step_ms: u64,
 }
 
 impl Default for RunConfig {
@@ -90,6 +110,7 @@ impl Default for RunConfig {
             epoch_max_events: 5000,
             epoch_max_ms: 500,
             idle_ms: 1000,
+            clock_step_ms: 86_400_000,
         }
     }
 }

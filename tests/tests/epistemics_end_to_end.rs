@@ -154,6 +154,26 @@ async fn judged_edges_and_feedback_verdicts_reach_neo4j() {
     .await;
     assert_eq!(claims_superseded, 1, "the planned launch date");
 
+    // Every memory node has its priority K and the terms it is made of; the superseded plan
+    // ranks below the slip that replaced it.
+    let without_k = count(
+        "MATCH (m:Memory {tenant: $tenant}) WHERE m.k IS NULL OR m.k < 0.0 OR m.k > 1.0 \
+         OR m.k_s IS NULL OR m.k_c IS NULL OR m.priority_hash IS NULL RETURN count(m) AS n",
+        &tenant,
+    )
+    .await;
+    assert_eq!(without_k, 0);
+    let demoted = count(
+        "MATCH (new:Memory {tenant: $tenant})-[:SUPERSEDES]->(old:Memory) \
+         WHERE old.k < new.k AND old.k_c > 0.0 RETURN count(old) AS n",
+        &tenant,
+    )
+    .await;
+    assert_eq!(
+        demoted, 1,
+        "the superseded plan pays the demotion and ranks lower"
+    );
+
     // A reviewer says the two projects are one: their budgets now contradict each other.
     let atlas = entity_id(&tenant, "Atlas").await;
     let nimbus = entity_id(&tenant, "Nimbus").await;

@@ -47,6 +47,7 @@ fn expected_counts(versions: Vec<SourceVersion>) -> BTreeMap<String, i64> {
                 GraphElement::Entity(e) => format!("Entity:{}", e.kind),
                 GraphElement::Claim(_) => "Claim".to_string(),
                 GraphElement::Relation(r) => format!("-[{}]->", r.rel_type),
+                GraphElement::Priority(_) => continue,
             };
             *counts.entry(key).or_default() += diff as i64;
         }

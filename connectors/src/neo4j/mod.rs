@@ -12,4 +12,4 @@ mod write;
 
 pub use config::Neo4jConfig;
 pub use sink::{GraphState, Neo4jSink, connect_graph};
-pub use write::{GraphBatch, NodeWrite, PropValue, RelationKey, RelationWrite};
+pub use write::{GraphBatch, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite};

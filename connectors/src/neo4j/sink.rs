@@ -19,7 +19,13 @@ pub struct GraphState {
     pub nodes: HashMap<String, String>,
     /// Relationship → content hash.
     pub relations: HashMap<RelationKey, String>,
+    /// Node id → hash of the properties set by [`PropertyWrite`](super::PropertyWrite)s
+    /// (`priority_hash`).
+    pub properties: HashMap<String, String>,
 }
+
+/// The node property holding the hash of a [`PropertyWrite`](super::PropertyWrite)'s values.
+pub const PROPERTIES_HASH: &str = "priority_hash";
 
 /// Writes epochs of graph changes to Neo4j.
 #[derive(Clone)]
@@ -73,6 +79,24 @@ impl Neo4jSink {
         }
         queries.extend(self.node_upserts(&batch.upsert_nodes)?);
         queries.extend(self.relation_upserts(&batch.upsert_relations)?);
+        for chunk in batch.set_properties.chunks(self.batch_rows) {
+            let rows: Vec<BoltType> = chunk
+                .iter()
+                .map(|p| {
+                    let mut props: HashMap<String, BoltType> = p
+                        .props
+                        .iter()
+                        .map(|(k, v)| (k.clone(), BoltType::from(v)))
+                        .collect();
+                    props.insert(PROPERTIES_HASH.into(), p.content_hash.clone().into());
+                    let mut row: HashMap<&str, BoltType> = HashMap::new();
+                    row.insert("id", p.id.clone().into());
+                    row.insert("props", props.into());
+                    row.into()
+                })
+                .collect();
+            queries.push(query(SET_PROPERTIES).param("rows", rows));
+        }
         let mut txn = self
             .graph
             .start_txn()
@@ -114,12 +138,13 @@ impl Neo4jSink {
                 format!(" SET n:{}", labels.join(":"))
             };
             // `labels(n)` minus `Node` are removed first so that a node whose kind changed keeps
-            // no stale label.
+            // no stale label. `+=` keeps what property writes set (the priority); every kind
+            // writes all its keys, absent values as null, which removes them.
             let text = format!(
                 "UNWIND $rows AS row MERGE (n:Node {{id: row.id}}) \
                  WITH n, row, [l IN labels(n) WHERE l <> 'Node'] AS stale \
                  CALL (n, stale) {{ WITH n, stale WHERE size(stale) > 0 REMOVE n:$(stale) }} \
-                 SET n = row.props{label_clause}"
+                 SET n += row.props{label_clause}"
             );
             for chunk in group.chunks(self.batch_rows) {
                 let rows: Vec<BoltType> = chunk
@@ -181,7 +206,8 @@ impl Neo4jSink {
         let mut rows = self
             .graph
             .execute(query(
-                "MATCH (n:Node) RETURN n.id AS id, coalesce(n.content_hash, '') AS hash",
+                "MATCH (n:Node) RETURN n.id AS id, coalesce(n.content_hash, '') AS hash, \
+                 n.priority_hash AS properties",
             ))
             .await
             .map_err(ConnectorError::neo4j("reading node hashes"))?;
@@ -194,6 +220,9 @@ impl Neo4jSink {
                 .get("id")
                 .map_err(|e| ConnectorError::Model(format!("bad node row: {e}")))?;
             let hash: String = row.get("hash").unwrap_or_default();
+            if let Ok(Some(properties)) = row.get::<Option<String>>("properties") {
+                state.properties.insert(id.clone(), properties);
+            }
             state.nodes.insert(id, hash);
         }
         let mut rows = self
@@ -224,6 +253,7 @@ impl Neo4jSink {
 
 const DELETE_RELATIONS: &str = "UNWIND $rows AS row \
      MATCH (a:Node {id: row.from})-[r]->(b:Node {id: row.to}) WHERE r.id = row.id DELETE r";
+const SET_PROPERTIES: &str = "UNWIND $rows AS row MATCH (n:Node {id: row.id}) SET n += row.props";
 const DELETE_NODES: &str = "UNWIND $ids AS id MATCH (n:Node {id: id}) DETACH DELETE n";
 
 fn key_row(key: &RelationKey) -> BoltType {

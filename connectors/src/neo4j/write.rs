@@ -70,6 +70,18 @@ pub struct RelationWrite {
     pub content_hash: String,
 }
 
+/// Properties set on an existing node without touching the others (a memory node's priority):
+/// `hash_property` holds the hash, for reconciliation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PropertyWrite {
+    /// Id of the node.
+    pub id: String,
+    /// The properties to set.
+    pub props: BTreeMap<String, PropValue>,
+    /// Hash of the values.
+    pub content_hash: String,
+}
+
 /// What identifies a relationship: its id and both endpoint node ids.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RelationKey {
@@ -92,6 +104,8 @@ pub struct GraphBatch {
     pub delete_nodes: Vec<String>,
     /// Relationships to delete.
     pub delete_relations: Vec<RelationKey>,
+    /// Properties to set on existing nodes (after the node upserts).
+    pub set_properties: Vec<PropertyWrite>,
 }
 
 impl GraphBatch {
@@ -101,6 +115,7 @@ impl GraphBatch {
             && self.upsert_relations.is_empty()
             && self.delete_nodes.is_empty()
             && self.delete_relations.is_empty()
+            && self.set_properties.is_empty()
     }
 }
 

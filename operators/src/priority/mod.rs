@@ -39,6 +39,7 @@ use crate::model::EpistemicType;
 
 mod config;
 mod fixed;
+mod graph;
 mod operator;
 mod solve;
 mod terms;
@@ -48,6 +49,7 @@ pub use config::{
     PriorityConfigError, PrioritySettings, TypeConstants, UrgencySettings, UsageSettings,
 };
 pub use fixed::{Fixed, SCALE};
+pub use graph::prioritise;
 pub use operator::priorities;
 pub use solve::{Solution, solve};
 

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
-use differential_dataflow::input::Input;
+use differential_dataflow::input::{Input, InputSession};
+use epigraph_operators::priority::{Now, PriorityConfig, Usage, prioritise};
 use epigraph_operators::resolve::Verdict;
 use epigraph_operators::{Extractor, GraphElement, SourceVersion, extract_graph_with_verdicts};
 use timely::dataflow::ProbeHandle;
@@ -20,6 +21,10 @@ pub struct EpochInput {
     pub updates: Vec<(SourceVersion, isize)>,
     /// `(identity verdict, +1 | -1)`: from the feedback topic.
     pub verdicts: Vec<(Verdict, isize)>,
+    /// Retrievals reported on the feedback topic.
+    pub usages: Vec<Usage>,
+    /// The priorities' clock, when it moves (the first epoch must set it).
+    pub now: Option<Now>,
 }
 
 /// The dataflow's output changes for one sealed epoch.
@@ -42,8 +47,9 @@ pub struct Dataflow {
 type Captured = Arc<Mutex<Vec<(GraphElement, u64, isize)>>>;
 
 impl Dataflow {
-    /// Start `workers` timely worker threads running `extractor`.
-    pub fn start(workers: usize, extractor: Arc<Extractor>) -> Self {
+    /// Start `workers` timely worker threads running `extractor` and the priorities of
+    /// `priority`.
+    pub fn start(workers: usize, extractor: Arc<Extractor>, priority: Arc<PriorityConfig>) -> Self {
         let (input_tx, input_rx) = bounded::<EpochInput>(2);
         let (output_tx, output_rx) = bounded::<EpochOutput>(2);
         let captured: Captured = Arc::default();
@@ -55,42 +61,39 @@ impl Dataflow {
                     let probe = ProbeHandle::new();
                     let sink = captured.clone();
                     let extractor = extractor.clone();
-                    let (mut input, mut verdict_input) = worker.dataflow::<u64, _, _>(|scope| {
+                    let priority = priority.clone();
+                    let mut inputs = worker.dataflow::<u64, _, _>(|scope| {
                         let (input, sources) = scope.new_collection::<SourceVersion, isize>();
                         let (verdict_input, verdicts) = scope.new_collection::<Verdict, isize>();
-                        extract_graph_with_verdicts(sources, verdicts, extractor)
+                        let (usage_input, usages) = scope.new_collection::<Usage, isize>();
+                        let (clock_input, clock) = scope.new_collection::<Now, isize>();
+                        let graph = extract_graph_with_verdicts(sources, verdicts, extractor);
+                        let ranked = prioritise(graph.clone(), usages, clock, &priority);
+                        graph
+                            .concat(ranked)
                             .consolidate()
                             .inspect_batch(move |_, updates| {
                                 let mut sink = sink.lock().expect("capture lock");
                                 sink.extend(updates.iter().cloned());
                             })
                             .probe_with(&probe);
-                        (input, verdict_input)
+                        Inputs {
+                            sources: input,
+                            verdicts: verdict_input,
+                            usages: usage_input,
+                            clock: clock_input,
+                            now: None,
+                        }
                     });
                     if worker.index() != 0 {
-                        input.close();
-                        verdict_input.close();
+                        inputs.close();
                         while worker.step_or_park(None) {}
                         return;
                     }
-                    while let Ok(EpochInput {
-                        epoch,
-                        updates,
-                        verdicts,
-                    }) = input_rx.recv()
-                    {
-                        input.advance_to(epoch);
-                        verdict_input.advance_to(epoch);
-                        for (version, diff) in updates {
-                            input.update(version, diff);
-                        }
-                        for (verdict, diff) in verdicts {
-                            verdict_input.update(verdict, diff);
-                        }
-                        input.advance_to(epoch + 1);
-                        verdict_input.advance_to(epoch + 1);
-                        input.flush();
-                        verdict_input.flush();
+                    while let Ok(epoch_input) = input_rx.recv() {
+                        let epoch = epoch_input.epoch;
+                        inputs.feed(epoch_input);
+                        let input = &inputs.sources;
                         worker.step_while(|| probe.less_than(input.time()));
                         let updates = {
                             let mut sink = captured.lock().expect("capture lock");
@@ -104,8 +107,7 @@ impl Dataflow {
                             break;
                         }
                     }
-                    input.close();
-                    verdict_input.close();
+                    inputs.close();
                     while worker.step() {}
                 })?;
                 guards.join().into_iter().collect::<Result<Vec<_>, _>>()?;
@@ -146,6 +148,54 @@ impl Dataflow {
     }
 }
 
+/// The dataflow's inputs on worker 0.
+struct Inputs {
+    sources: InputSession<u64, SourceVersion, isize>,
+    verdicts: InputSession<u64, Verdict, isize>,
+    usages: InputSession<u64, Usage, isize>,
+    clock: InputSession<u64, Now, isize>,
+    now: Option<Now>,
+}
+
+impl Inputs {
+    /// Feed one epoch and seal it.
+    fn feed(&mut self, input: EpochInput) {
+        let epoch = input.epoch;
+        for (version, diff) in input.updates {
+            self.sources.update_at(version, epoch, diff);
+        }
+        for (verdict, diff) in input.verdicts {
+            self.verdicts.update_at(verdict, epoch, diff);
+        }
+        for usage in input.usages {
+            self.usages.update_at(usage, epoch, 1);
+        }
+        if let Some(now) = input.now
+            && self.now != Some(now)
+        {
+            if let Some(old) = self.now.replace(now) {
+                self.clock.update_at(old, epoch, -1);
+            }
+            self.clock.update_at(now, epoch, 1);
+        }
+        self.sources.advance_to(epoch + 1);
+        self.verdicts.advance_to(epoch + 1);
+        self.usages.advance_to(epoch + 1);
+        self.clock.advance_to(epoch + 1);
+        self.sources.flush();
+        self.verdicts.flush();
+        self.usages.flush();
+        self.clock.flush();
+    }
+
+    fn close(self) {
+        self.sources.close();
+        self.verdicts.close();
+        self.usages.close();
+        self.clock.close();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use epigraph_schemas::SourceKind;
@@ -158,7 +208,11 @@ mod tests {
 
     #[test]
     fn epochs_come_back_consolidated_across_two_workers() {
-        let dataflow = Dataflow::start(2, Arc::new(Extractor::bundled()));
+        let dataflow = Dataflow::start(
+            2,
+            Arc::new(Extractor::bundled()),
+            Arc::new(PriorityConfig::bundled()),
+        );
         let first = dataflow
             .process(EpochInput {
                 epoch: 0,
@@ -167,6 +221,8 @@ mod tests {
                     (doc("b", "Who owns Atlas billing?"), 1),
                 ],
                 verdicts: vec![],
+                usages: vec![],
+                now: None,
             })
             .unwrap();
         // Per source: its node, one memory object and its DERIVED_FROM edge; a.md also has a
@@ -181,6 +237,8 @@ mod tests {
                     (doc("a", "Atlas ships on June 3."), 1),
                 ],
                 verdicts: vec![],
+                usages: vec![],
+                now: None,
             })
             .unwrap();
         assert!(
@@ -193,6 +251,8 @@ mod tests {
                 epoch: 2,
                 updates: vec![(doc("b", "Who owns Atlas billing?"), -1)],
                 verdicts: vec![],
+                usages: vec![],
+                now: None,
             })
             .unwrap();
         assert_eq!(third.updates.len(), 3);

@@ -11,6 +11,7 @@ use epigraph_connectors::kafka::{
 };
 use epigraph_connectors::lance::LanceSink;
 use epigraph_connectors::neo4j::Neo4jSink;
+use epigraph_operators::priority::{Now, Usage};
 use epigraph_operators::resolve::Verdict;
 use epigraph_operators::{Extractor, SourceVersion, net_changes};
 use epigraph_schemas::feedback::{Feedback, IdentityVerdict};
@@ -56,6 +57,7 @@ pub struct RunReport {
 struct Batch {
     updates: Vec<(SourceVersion, isize)>,
     verdicts: Vec<(Verdict, isize)>,
+    usages: Vec<Usage>,
 }
 
 type Offsets = BTreeMap<(String, i32), i64>;
@@ -101,8 +103,19 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         .ontology
         .load()
         .context("loading the ontology (see [ontology] in the config)")?;
+    let priority = config
+        .ontology
+        .priority(&ontology)
+        .context("loading the priority constants (priority.toml)")?;
+    for warning in &priority.warnings {
+        warn!(%warning, "priority constants");
+    }
     let extractor = Arc::new(Extractor::new(ontology).context("compiling the ontology's cues")?);
-    let dataflow = Arc::new(Dataflow::start(config.run.workers, extractor));
+    let dataflow = Arc::new(Dataflow::start(
+        config.run.workers,
+        extractor,
+        Arc::new(priority),
+    ));
     let mut runner = Runner {
         config,
         consumer,
@@ -226,10 +239,17 @@ impl Runner {
         batch: Batch,
     ) -> Result<Vec<(epigraph_operators::GraphElement, isize)>> {
         let dataflow = self.dataflow.clone();
+        let step = self.config.run.clock_step_ms.max(1) as i64;
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
         let input = EpochInput {
             epoch,
             updates: batch.updates,
             verdicts: batch.verdicts,
+            usages: batch.usages,
+            now: Some(Now(wall - wall.rem_euclid(step))),
         };
         let output = tokio::task::spawn_blocking(move || dataflow.process(input))
             .await?
@@ -238,7 +258,7 @@ impl Runner {
     }
 
     /// One feedback record: a verdict replaces the one in force on its pair, a tombstone
-    /// withdraws it; usage is counted (the priorities will read it).
+    /// withdraws it; a retrieval feeds the usage term of the priorities.
     fn absorb_feedback(
         &mut self,
         key: &str,
@@ -279,7 +299,18 @@ impl Runner {
                 }
                 batch.verdicts.push((next, 1));
             }
-            Feedback::Usage { .. } => self.report.usage_records += 1,
+            Feedback::Usage {
+                tenant,
+                node_id,
+                at,
+            } => {
+                self.report.usage_records += 1;
+                batch.usages.push(Usage {
+                    tenant,
+                    id: node_id,
+                    at_ms: at,
+                });
+            }
         }
         Ok(())
     }

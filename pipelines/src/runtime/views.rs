@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use epigraph_connectors::ConnectorError;
 use epigraph_connectors::lance::{LanceSink, MemoryRow};
 use epigraph_connectors::neo4j::{
-    GraphBatch, Neo4jSink, NodeWrite, PropValue, RelationKey, RelationWrite,
+    GraphBatch, Neo4jSink, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite,
 };
-use epigraph_operators::{GraphElement, MemoryObject, SinkChanges};
+use epigraph_operators::{GraphElement, MemoryObject, NodePriority, SinkChanges};
 
 /// The writes of one epoch for both sinks.
 #[derive(Debug, Default)]
@@ -30,6 +30,8 @@ impl SinkWrites {
         for element in &changes.deletes {
             match element {
                 GraphElement::Relation(r) => writes.graph.delete_relations.push(relation_key(r)),
+                // A priority goes with its node (every live memory node has one).
+                GraphElement::Priority(_) => {}
                 other => {
                     writes.graph.delete_nodes.push(other.id().to_string());
                     if matches!(other, GraphElement::Memory(_)) {
@@ -43,6 +45,10 @@ impl SinkWrites {
 
     fn upsert(&mut self, element: &GraphElement) {
         match element {
+            GraphElement::Priority(p) => self
+                .graph
+                .set_properties
+                .push(priority_write(p, element.content_hash())),
             GraphElement::Relation(r) => self
                 .graph
                 .upsert_relations
@@ -91,6 +97,11 @@ pub async fn reconcile(
     for element in desired {
         let hash = element.content_hash();
         match element {
+            GraphElement::Priority(p) => {
+                if graph_state.properties.get(&p.node) != Some(&hash) {
+                    writes.graph.set_properties.push(priority_write(p, hash));
+                }
+            }
             GraphElement::Relation(r) => {
                 let key = relation_key(r);
                 if graph_state.relations.get(&key) != Some(&hash) {
@@ -235,12 +246,40 @@ fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
             provenance_props(&mut props, &c.provenance);
             vec!["Claim".to_string()]
         }
-        GraphElement::Relation(_) => unreachable!("relations are not nodes"),
+        GraphElement::Relation(_) | GraphElement::Priority(_) => {
+            unreachable!("relations and priorities are not nodes")
+        }
     };
     NodeWrite {
         id: element.id().to_string(),
         labels,
         props,
+        content_hash,
+    }
+}
+
+/// K and its terms as properties of the memory node: `k`, `k_upper`, `k_s`, `k_h`, `k_u`,
+/// `k_e`, `k_g`, `k_c`, `k_decay` and `k_dt` (days), as floats.
+fn priority_write(p: &NodePriority, content_hash: String) -> PropertyWrite {
+    let q = &p.priority;
+    let terms = [
+        ("k", q.k),
+        ("k_upper", q.k_upper),
+        ("k_s", q.s),
+        ("k_h", q.h),
+        ("k_u", q.u),
+        ("k_e", q.e),
+        ("k_g", q.g),
+        ("k_c", q.c),
+        ("k_decay", q.decay),
+        ("k_dt", q.dt),
+    ];
+    PropertyWrite {
+        id: p.node.clone(),
+        props: terms
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), PropValue::Float(value.to_f64())))
+            .collect(),
         content_hash,
     }
 }
