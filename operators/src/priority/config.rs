@@ -572,6 +572,22 @@ mod tests {
     }
 
     #[test]
+    fn a_file_overrides_the_bundled_config_and_a_missing_one_is_a_read_error() {
+        let ontology = Ontology::bundled();
+        let path = std::env::temp_dir().join(format!("priority-{}.toml", std::process::id()));
+        std::fs::write(&path, BUNDLED.replace("eta = 0.1", "eta = 0.2")).unwrap();
+        let config = PriorityConfig::load(Some(&path), &ontology).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(config.eta, Fixed(200_000));
+        assert_eq!(
+            PriorityConfig::load(None, &ontology).unwrap(),
+            PriorityConfig::bundled()
+        );
+        let error = PriorityConfig::load(Some(&path), &ontology).unwrap_err();
+        assert!(matches!(error, PriorityConfigError::Read { .. }), "{error}");
+    }
+
+    #[test]
     fn a_close_call_is_a_warning_and_unknown_fields_are_refused() {
         let ontology = Ontology::bundled();
         let mut settings = PriorityConfig::bundled_settings();
