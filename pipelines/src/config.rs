@@ -131,6 +131,9 @@ pub struct ServeConfig {
     pub ingest_tokens: Vec<IngestToken>,
     /// Largest webhook request body in bytes. Default 2 MiB.
     pub max_body_bytes: usize,
+    /// Report every search result as a retrieval on the feedback topic (the usage term of the
+    /// priorities). Default true.
+    pub report_usage: bool,
 }
 
 /// A webhook token and the tenant its events are published under.
@@ -151,6 +154,7 @@ impl Default for ServeConfig {
             max_k: 100,
             ingest_tokens: Vec::new(),
             max_body_bytes: 2 * 1024 * 1024,
+            report_usage: true,
         }
     }
 }

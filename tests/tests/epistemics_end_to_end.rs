@@ -174,6 +174,28 @@ async fn judged_edges_and_feedback_verdicts_reach_neo4j() {
         "the superseded plan pays the demotion and ranks lower"
     );
 
+    // A search reports its results as retrievals; the next run counts them in the usage term.
+    let server = env.serve();
+    let found = server.get(&format!(
+        "/v1/search?q=Atlas+launch&k=2&mode=text&tenant={tenant}"
+    ));
+    let returned = found["results"].as_array().expect("results").len();
+    assert!(returned >= 1, "{found}");
+    // Reports are published in the background: give them a moment before stopping the server.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    drop(server);
+    let report = env.run_until_idle();
+    assert_eq!(report["usage_records"], returned, "{report}");
+    let used = count(
+        "MATCH (m:Memory {tenant: $tenant}) WHERE m.k_u > 0.0 RETURN count(m) AS n",
+        &tenant,
+    )
+    .await;
+    assert_eq!(
+        used as usize, returned,
+        "each retrieved node has a usage term"
+    );
+
     // A reviewer says the two projects are one: their budgets now contradict each other.
     let atlas = entity_id(&tenant, "Atlas").await;
     let nimbus = entity_id(&tenant, "Nimbus").await;

@@ -1,7 +1,9 @@
 //! `epigraph serve`: the query service (axum).
 //!
 //! - `GET /healthz`: liveness plus row counts.
-//! - `GET /v1/search?q=&k=&tenant=&mode=text|vector|hybrid`: hybrid retrieval over LanceDB.
+//! - `GET /v1/search?q=&k=&tenant=&mode=text|vector|hybrid`: hybrid retrieval over LanceDB;
+//!   every returned node is reported as a retrieval on the feedback topic (`serve.report_usage`),
+//!   which the priorities' usage term reads.
 //! - `POST /v1/ingest`: the webhook ([`webhook`]), enabled by `serve.ingest_tokens`.
 
 pub mod webhook;
@@ -31,6 +33,52 @@ pub struct AppState {
     lance: LanceSink,
     config: Arc<ServeConfig>,
     webhook: Option<webhook::Webhook>,
+    usage: Option<UsageReporter>,
+}
+
+/// Reports retrievals to the feedback topic, without making the request wait for Kafka.
+#[derive(Clone)]
+pub struct UsageReporter {
+    producer: Arc<epigraph_connectors::kafka::EventProducer>,
+    topic: String,
+}
+
+impl std::fmt::Debug for UsageReporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UsageReporter")
+            .field("topic", &self.topic)
+            .finish()
+    }
+}
+
+impl UsageReporter {
+    /// One `usage` record per returned node, published in the background; a failure is
+    /// logged, never answered to the client.
+    fn report(&self, tenant: &str, ids: Vec<String>) {
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        let (producer, topic, tenant) = (
+            self.producer.clone(),
+            self.topic.clone(),
+            tenant.to_string(),
+        );
+        tokio::spawn(async move {
+            for node_id in ids {
+                let record = epigraph_schemas::feedback::Feedback::Usage {
+                    tenant: tenant.clone(),
+                    node_id,
+                    at,
+                };
+                let payload = serde_json::to_vec(&record).expect("feedback serializes");
+                if let Err(error) = producer.publish_raw(&topic, &record.key(), &payload).await {
+                    tracing::warn!(%error, "reporting a retrieval to the feedback topic");
+                    return;
+                }
+            }
+        });
+    }
 }
 
 /// An error answered as JSON: `{"error": {"code": …, "message": …}}`.
@@ -168,6 +216,9 @@ async fn search(
         mode: params.mode.unwrap_or(SearchMode::Hybrid),
     };
     let hits = state.lance.search(&request).await?;
+    if let Some(usage) = &state.usage {
+        usage.report(&tenant, hits.iter().map(|h| h.id.clone()).collect());
+    }
     Ok(Json(SearchResponse {
         query: params.q,
         tenant,
@@ -206,6 +257,15 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
     let addr: SocketAddr = listen
         .parse()
         .with_context(|| format!("listen address {listen:?}"))?;
+    let usage = if config.serve.report_usage {
+        let producer = epigraph_connectors::kafka::EventProducer::new(&config.kafka)?;
+        Some(UsageReporter {
+            producer: Arc::new(producer),
+            topic: config.kafka.feedback_topic(),
+        })
+    } else {
+        None
+    };
     let webhook = if config.serve.ingest_tokens.is_empty() {
         None
     } else {
@@ -224,6 +284,7 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
         lance,
         config: Arc::new(config.serve.clone()),
         webhook,
+        usage,
     };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
