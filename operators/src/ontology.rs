@@ -306,6 +306,19 @@ pub struct Ontology {
     pub statuses: Vec<String>,
     /// Supersession, contradiction and answered questions.
     pub epistemics: EpistemicsSpec,
+    /// Configured aliases.
+    pub aliases: Vec<AliasSpec>,
+}
+
+/// `[[alias]]`: names the organisation knows to be one entity (nicknames, old names, codes).
+/// The first name is the canonical one; every other name seen is linked to it.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AliasSpec {
+    /// Kind of the entity, e.g. `Person`.
+    pub kind: String,
+    /// Its names, canonical first.
+    pub names: Vec<String>,
 }
 
 /// `[epistemics]`: how statements relate over time (see `ontology/epistemics.toml`).
@@ -407,6 +420,8 @@ struct OntologyFile {
     statuses: Option<Statuses>,
     #[serde(default)]
     epistemics: Option<EpistemicsSpec>,
+    #[serde(default)]
+    alias: Vec<AliasSpec>,
     /// `[priority]`: read by the priority operator's own loader, skipped here.
     #[serde(default, rename = "priority")]
     _priority: Option<toml::Value>,
@@ -489,6 +504,11 @@ impl Ontology {
     /// ```
     pub fn bundled() -> Self {
         Self::from_sources(Self::bundled_sources()).expect("the bundled ontology is valid (tested)")
+    }
+
+    /// The bundled `(path, text)` files, to extend in tests with [`Ontology::from_sources`].
+    pub fn bundled_sources_for_tests() -> Vec<(PathBuf, String)> {
+        Self::bundled_sources()
     }
 
     fn bundled_sources() -> Vec<(PathBuf, String)> {
@@ -594,6 +614,7 @@ struct Merged {
     attributes: Vec<AttributeSpec>,
     statuses: Option<Vec<String>>,
     epistemics: Option<EpistemicsSpec>,
+    aliases: Vec<AliasSpec>,
 }
 
 fn upsert_by<T>(list: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
@@ -639,6 +660,7 @@ impl Merged {
         if let Some(epistemics) = file.epistemics {
             self.epistemics = Some(epistemics);
         }
+        self.aliases.extend(file.alias);
         for attribute in file.attribute {
             upsert_by(&mut self.attributes, attribute, |a, b| a.name == b.name);
         }
@@ -674,6 +696,14 @@ impl Merged {
                 "[recurring] kind {:?} is not declared",
                 recurring.kind
             ));
+        }
+        for alias in &self.aliases {
+            if !kinds.contains(alias.kind.as_str()) || alias.names.len() < 2 {
+                return invalid(format!(
+                    "[[alias]] {:?}: the kind must be declared and at least two names given",
+                    alias.names
+                ));
+            }
         }
         for kind in &self.kinds {
             if !is_label(&kind.name) {
@@ -735,6 +765,7 @@ impl Merged {
             authority,
             statement: self.statement.unwrap_or_default(),
             attributes: self.attributes,
+            aliases: self.aliases,
             epistemics: self
                 .epistemics
                 .ok_or_else(|| OntologyError::Invalid("[epistemics] is not configured".into()))?,

@@ -11,6 +11,7 @@
 //! dates, counts, percentages, statuses, assignments), [`relations`] (vocabulary relations),
 //! [`cues`] (compiled cue phrases).
 
+pub mod aliases;
 pub mod claims;
 pub mod classify;
 pub mod cues;
@@ -125,6 +126,8 @@ pub struct Extraction {
     pub entity_relations: Vec<Relation>,
     /// Capitalised phrases to match against entities known elsewhere.
     pub candidates: Vec<CandidateMention>,
+    /// Aliases stated in the text or configured (same-as evidence).
+    pub aliases: Vec<aliases::AliasLink>,
 }
 
 impl Extraction {
@@ -154,6 +157,9 @@ pub struct Extractor {
     claims: ClaimReader,
     relations: RelationReader,
     rules: Arc<crate::epistemic::Rules>,
+    alias_reader: aliases::AliasReader,
+    /// `(kind, normalised name)` → the normalised canonical name of its `[[alias]]` group.
+    configured_aliases: HashMap<(String, String), String>,
 }
 
 impl Extractor {
@@ -165,6 +171,17 @@ impl Extractor {
             claims: ClaimReader::new(&ontology)?,
             relations: RelationReader::new(&ontology)?,
             rules: Arc::new(crate::epistemic::Rules::new(&ontology)?),
+            alias_reader: aliases::AliasReader::default(),
+            configured_aliases: ontology
+                .aliases
+                .iter()
+                .flat_map(|group| {
+                    let canonical = normalise(&group.names[0]);
+                    group.names[1..]
+                        .iter()
+                        .map(move |name| ((group.kind.clone(), normalise(name)), canonical.clone()))
+                })
+                .collect(),
             ontology: Arc::new(ontology),
         })
     }
@@ -285,6 +302,27 @@ impl Extractor {
                 .iter()
                 .map(|m| entity_id(tenant, &m.kind, &m.key))
                 .collect();
+            for (i, start, end, surface) in self.alias_reader.read(body, &mentions) {
+                let kind = mentions[i].kind.clone();
+                let key = normalise(&surface);
+                let alias = entity_id(tenant, &kind, &key);
+                out.sightings.push(Sighting {
+                    entity_id: alias.clone(),
+                    tenant: tenant.to_string(),
+                    kind,
+                    key,
+                    surface: body[start..end].to_string(),
+                    address: None,
+                    source_id: source.source_id.clone(),
+                    seen_at: source.occurred_at,
+                    recorded_at: source.recorded_at,
+                });
+                out.aliases.push(aliases::AliasLink {
+                    tenant: tenant.to_string(),
+                    a: ids[i].clone(),
+                    b: alias,
+                });
+            }
             let memory_id = typing.map(|_| {
                 let n = occurrences.entry(unit.text.clone()).or_default();
                 *n += 1;
@@ -459,6 +497,23 @@ impl Extractor {
         }
         out.elements.insert(0, GraphElement::Source(node));
         dedup_relations(&mut out.entity_relations);
+        // Configured aliases: every sighting of a listed name is linked to the canonical name.
+        if !self.configured_aliases.is_empty() {
+            for s in &out.sightings {
+                if let Some(canonical) = self
+                    .configured_aliases
+                    .get(&(s.kind.clone(), normalise(&s.surface)))
+                {
+                    out.aliases.push(aliases::AliasLink {
+                        tenant: s.tenant.clone(),
+                        a: entity_id(&s.tenant, &s.kind, canonical),
+                        b: s.entity_id.clone(),
+                    });
+                }
+            }
+        }
+        out.aliases.sort();
+        out.aliases.dedup();
         // Every edge read from this version is valid from when it was written and recorded
         // when the version was.
         let edges = out.elements.iter_mut().filter_map(|e| match e {
@@ -698,6 +753,7 @@ enum Extracted {
     Sighting(Sighting),
     EntityRelation(Relation),
     Candidate(CandidateMention),
+    Alias(aliases::AliasLink),
 }
 
 /// The dataflow stage: live source versions to graph elements.
@@ -769,6 +825,7 @@ where
                     .map(Extracted::EntityRelation),
             )
             .chain(x.candidates.into_iter().map(Extracted::Candidate))
+            .chain(x.aliases.into_iter().map(Extracted::Alias))
             .collect::<Vec<_>>()
     });
     let elements = extracted.clone().flat_map(|x| match x {
@@ -780,6 +837,10 @@ where
         _ => None,
     });
     let sightings_for_resolution = sightings.clone();
+    let stated_aliases = extracted.clone().flat_map(|x| match x {
+        Extracted::Alias(link) => Some(link),
+        _ => None,
+    });
     let entities = sightings
         .clone()
         .map(|s| (s.entity_id.clone(), s))
@@ -852,7 +913,8 @@ where
             Some(candidate.provenance.clone()),
         ))
     });
-    let identities = crate::resolve::resolve_identities(sightings_for_resolution, verdicts);
+    let identities =
+        crate::resolve::resolve_identities(sightings_for_resolution, verdicts, stated_aliases);
     let all = elements
         .concat(entities)
         .concat(entity_relations)

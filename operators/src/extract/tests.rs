@@ -239,3 +239,77 @@ fn units_carry_exact_char_spans_in_non_ascii_bodies() {
         assert_eq!(text, m.text);
     }
 }
+
+/// The `SAME_AS` pairs `(member name, canonical name)` of a graph.
+fn same_as(elements: &[(GraphElement, isize)]) -> Vec<(String, String)> {
+    let names: BTreeMap<&str, &str> = elements
+        .iter()
+        .filter_map(|(e, _)| match e {
+            GraphElement::Entity(n) => Some((n.id.as_str(), n.name.as_str())),
+            _ => None,
+        })
+        .collect();
+    let mut pairs: Vec<(String, String)> = elements
+        .iter()
+        .filter_map(|(e, d)| match e {
+            GraphElement::Relation(r) if r.rel_type == crate::resolve::SAME_AS && *d > 0 => Some((
+                names[r.from.as_str()].to_string(),
+                names[r.to.as_str()].to_string(),
+            )),
+            _ => None,
+        })
+        .collect();
+    pairs.sort();
+    pairs
+}
+
+#[test]
+fn aliases_stated_in_text_join_their_entities() {
+    let graph = run(vec![vec![
+        (
+            doc("a", "Jasminder Singh (Jas) will present the roadmap."),
+            1,
+        ),
+        (doc("b", "Project Kestrel, a.k.a. Falcon, ships in May."), 1),
+    ]])
+    .pop()
+    .unwrap();
+    let pairs = same_as(&graph);
+    assert_eq!(pairs.len(), 2, "{pairs:?}");
+    assert!(pairs.iter().any(
+        |(a, b)| [a.as_str(), b.as_str()] == ["Jas", "Jasminder Singh"]
+            || [a.as_str(), b.as_str()] == ["Jasminder Singh", "Jas"]
+    ));
+    assert!(
+        pairs
+            .iter()
+            .any(|(a, b)| (a == "Falcon" && b == "Kestrel") || (a == "Kestrel" && b == "Falcon"))
+    );
+}
+
+#[test]
+fn configured_aliases_join_names_no_rule_would() {
+    let mut sources = Ontology::bundled_sources_for_tests();
+    sources.push((
+        "aliases.toml".into(),
+        "[[alias]]\nkind = \"Project\"\nnames = [\"Kestrel\", \"Bluebird\"]\n".into(),
+    ));
+    let extractor = Arc::new(Extractor::new(Ontology::from_sources(sources).unwrap()).unwrap());
+    let captured = timely::example(move |scope| {
+        let docs = scope
+            .new_collection_from(vec![
+                doc("a", "Project Kestrel ships in May."),
+                doc("b", "Project Bluebird needs two more engineers."),
+            ])
+            .1;
+        extract_graph(docs, extractor).inner.capture()
+    });
+    let graph: Vec<(GraphElement, isize)> = captured
+        .extract()
+        .into_iter()
+        .flat_map(|(_, v)| v)
+        .map(|(e, _, d)| (e, d))
+        .collect();
+    let pairs = same_as(&graph);
+    assert_eq!(pairs, [("Bluebird".to_string(), "Kestrel".to_string())]);
+}

@@ -7,6 +7,8 @@
 //!   initial only when it fits one person of the block (Patricia and Patrick Mazur stay apart); a lone first name when exactly one person of the
 //!   tenant has it; other kinds: near spellings (Jaro-Winkler ≥ 0.95) within a block of the
 //!   first three letters;
+//! - **stated aliases** ([`AliasLink`]): "Jasminder Singh (Jas)", "a.k.a.", and the
+//!   `[[alias]]` groups of the ontology;
 //! - **human verdicts** ([`Verdict`]): `same` adds evidence, `distinct` removes the evidence
 //!   between the two; withdrawing a verdict is retracting its record, which restores the
 //!   previous result exactly.
@@ -22,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
 use crate::extract::Sighting;
+use crate::extract::aliases::AliasLink;
 use crate::model::{GraphElement, Relation};
 
 /// The relationship type from a member to its canonical entity.
@@ -108,11 +111,12 @@ pub fn block_pairs(kind: &str, keys: &[&str]) -> Vec<(usize, usize)> {
 }
 
 /// `SAME_AS` edges (member → canonical entity) for the entities of `sightings`, given the
-/// human `verdicts`.
+/// human `verdicts` and the `aliases` stated in text or configuration (links to entities that
+/// were never seen are ignored).
 ///
 /// ```
 /// use differential_dataflow::input::Input;
-/// use epigraph_operators::{GraphElement, extract::{Sighting, entity_id}, resolve::{Verdict, resolve_identities}};
+/// use epigraph_operators::{GraphElement, extract::{Sighting, aliases::AliasLink, entity_id}, resolve::{Verdict, resolve_identities}};
 /// use timely::dataflow::operators::capture::{Capture, Extract};
 ///
 /// let seen = |name: &str, address: Option<&str>| Sighting {
@@ -123,7 +127,8 @@ pub fn block_pairs(kind: &str, keys: &[&str]) -> Vec<(usize, usize)> {
 /// let captured = timely::example(move |scope| {
 ///     let sightings = scope.new_collection_from(sightings).1;
 ///     let verdicts = scope.new_collection_from(Vec::<Verdict>::new()).1;
-///     resolve_identities(sightings, verdicts).inner.capture()
+///     let aliases = scope.new_collection_from(Vec::<AliasLink>::new()).1;
+///     resolve_identities(sightings, verdicts, aliases).inner.capture()
 /// });
 /// let edges: Vec<_> = captured.extract().into_iter().flat_map(|(_, v)| v).collect();
 /// assert_eq!(edges.len(), 1, "one SAME_AS edge joins the two spellings of Maya");
@@ -131,6 +136,7 @@ pub fn block_pairs(kind: &str, keys: &[&str]) -> Vec<(usize, usize)> {
 pub fn resolve_identities<'s, T>(
     sightings: VecCollection<'s, T, Sighting>,
     verdicts: VecCollection<'s, T, Verdict>,
+    aliases: VecCollection<'s, T, AliasLink>,
 ) -> VecCollection<'s, T, GraphElement>
 where
     T: Timestamp + Lattice + Ord,
@@ -208,6 +214,15 @@ where
         .clone()
         .filter(|v| v.same)
         .map(|v| ordered(&v.a, &v.b));
+    // Stated aliases between entities that exist.
+    let seen = entities.clone().map(|e| e.id).distinct();
+    let stated = aliases
+        .filter(|l| l.a != l.b)
+        .map(|l| (l.a, l.b))
+        .semijoin(seen.clone())
+        .map(|(a, b)| (b, a))
+        .semijoin(seen)
+        .map(|(b, a)| ordered(&a, &b));
     let distinct_pairs = verdicts
         .filter(|v| !v.same)
         .map(|v| (ordered(&v.a, &v.b), ()))
@@ -215,6 +230,7 @@ where
     let evidence = address_pairs
         .concat(blocks)
         .concat(same_verdicts)
+        .concat(stated)
         .distinct()
         .map(|pair| (pair, ()))
         .antijoin(distinct_pairs.map(|(pair, ())| pair))

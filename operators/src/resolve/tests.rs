@@ -29,7 +29,10 @@ fn run(rounds: Vec<Round>) -> Vec<BTreeMap<(String, String), isize>> {
         let (mut sightings, mut verdicts, captured) = worker.dataflow::<u64, _, _>(|scope| {
             let (s_in, sightings) = scope.new_collection::<Sighting, isize>();
             let (v_in, verdicts) = scope.new_collection::<Verdict, isize>();
-            let out = resolve_identities(sightings, verdicts)
+            let aliases = scope
+                .new_collection_from(Vec::<crate::extract::aliases::AliasLink>::new())
+                .1;
+            let out = resolve_identities(sightings, verdicts, aliases)
                 .consolidate()
                 .inner
                 .capture();
