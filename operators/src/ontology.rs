@@ -352,6 +352,11 @@ pub struct MatterSpec {
     pub min_jaccard: f64,
     /// Earlier statements compared per entity.
     pub max_lookback: usize,
+    /// Only a statement that says it changes something ("instead of", "change of plan", …)
+    /// supersedes an earlier decision or plan; without it, a later one on the same matter
+    /// stands next to it.
+    #[serde(default)]
+    pub require_update_cue: bool,
 }
 
 /// `[epistemics.answers]`.

@@ -188,8 +188,12 @@ pub fn supersessions(members: &[&Facts], besides: &[String], rules: &Rules) -> V
     order.sort_by(|a, b| rank(members[*a]).cmp(&rank(members[*b])));
     let lookback = rules.spec().matter.max_lookback;
     let mut out = Vec::new();
+    let need_cue = rules.spec().matter.require_update_cue;
     for (pos, &i) in order.iter().enumerate() {
         let newer = members[i];
+        if need_cue && !newer.update {
+            continue;
+        }
         let earlier = order[..pos]
             .iter()
             .rev()
@@ -198,7 +202,11 @@ pub fn supersessions(members: &[&Facts], besides: &[String], rules: &Rules) -> V
                 older.memory_type == newer.memory_type && older.t_valid < newer.t_valid
             })
             .take(lookback)
-            .find(|j| rules.same_matter(&newer.topic, &members[**j].topic, besides));
+            .find(|j| {
+                let older = members[**j];
+                !different_subjects(newer, older)
+                    && rules.same_matter(&newer.topic, &older.topic, besides)
+            });
         // A restatement (the same topic words) reaffirms the earlier statement, it does not
         // replace it.
         if let Some(&j) = earlier
@@ -264,6 +272,29 @@ pub fn answers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(us
         }
     }
     out
+}
+
+/// Whether two statements are about different things of one kind: each names a project (an
+/// organisation, a product, …) and they name none in common. "The Vortex feature flag tool"
+/// and "the Onyx feature flag tool" are two matters even though both name LaunchDarkly.
+fn different_subjects(a: &Facts, b: &Facts) -> bool {
+    let things = |f: &Facts, kind: &str| -> Vec<String> {
+        f.mentions
+            .iter()
+            .filter(|(_, _, k)| k == kind)
+            .map(|(_, id, _)| id.clone())
+            .collect()
+    };
+    let kinds: std::collections::BTreeSet<&str> = a
+        .mentions
+        .iter()
+        .map(|(_, _, k)| k.as_str())
+        .filter(|k| !matches!(*k, "Person" | "Topic"))
+        .collect();
+    kinds.into_iter().any(|kind| {
+        let (x, y) = (things(a, kind), things(b, kind));
+        !x.is_empty() && !y.is_empty() && !x.iter().any(|id| y.contains(id))
+    })
 }
 
 fn fits(candidate: &Facts, need: AnswerKind) -> bool {
