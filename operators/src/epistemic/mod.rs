@@ -176,15 +176,28 @@ where
         .filter(move |c| judged.judged(&c.attribute))
         .map(|c| (c.memory_id.clone(), c))
         .join_map(facts_by_id.clone(), |_, c, f| {
-            // The subject, with every name the tenant knows.
+            // The subject, with every name the tenant knows. A topic (a recurring phrase such as
+            // "Load test results") names what kind of statement it is, not what it is about:
+            // such claims are judged only within their own source.
             let subject = f
                 .subject_at(c.provenance.span.0)
                 .unwrap_or_else(|| c.subject.clone());
+            let subject = if f.kind_of(&subject) == Some("Topic") {
+                format!("source:{}", c.provenance.source_id)
+            } else {
+                subject
+            };
             (
                 subject,
                 (
                     (
-                        c.attribute.clone(),
+                        // A constraint's value is a limit ("capped at 14"), not the value: limits
+                        // are compared with limits only.
+                        if f.memory_type == EpistemicType::Constraint {
+                            format!("{}:limit", c.attribute)
+                        } else {
+                            c.attribute.clone()
+                        },
                         c.unit.trim_end_matches(":not").to_string(),
                     ),
                     ClaimPoint {

@@ -290,6 +290,18 @@ impl Facts {
     /// assert_eq!(f.subject_at(5).as_deref(), Some("churn"));
     /// ```
     pub fn subject_at(&self, at: u32) -> Option<String> {
+        self.subject_mention(at).map(|(_, id, _)| id.clone())
+    }
+
+    /// The kind of an entity this statement names.
+    pub fn kind_of(&self, entity: &str) -> Option<&str> {
+        self.mentions
+            .iter()
+            .find(|(_, id, _)| id == entity)
+            .map(|(_, _, kind)| kind.as_str())
+    }
+
+    fn subject_mention(&self, at: u32) -> Option<&(u32, String, String)> {
         let rank = |kind: &str| match kind {
             "Person" => 2,
             "Topic" => 1,
@@ -300,9 +312,7 @@ impl Facts {
             .iter()
             .filter(|(start, ..)| *start < at)
             .min_by_key(|(start, _, kind)| (rank(kind), std::cmp::Reverse(*start)));
-        before
-            .or_else(|| self.mentions.iter().find(|(start, ..)| *start >= at))
-            .map(|(_, id, _)| id.clone())
+        before.or_else(|| self.mentions.iter().find(|(start, ..)| *start >= at))
     }
 }
 
