@@ -101,6 +101,9 @@ pub struct RunConfig {
     /// The priorities' clock ("now") advances in steps of this many milliseconds of wall time:
     /// each step recomputes every K (urgency grows, unused nodes decay). Default one day.
     pub clock_step_ms: u64,
+    /// Where `GET /metrics` (Prometheus text format) listens; empty turns it off. Default
+    /// `127.0.0.1:9464`.
+    pub metrics_listen: String,
 }
 
 impl Default for RunConfig {
@@ -111,6 +114,7 @@ impl Default for RunConfig {
             epoch_max_ms: 500,
             idle_ms: 1000,
             clock_step_ms: 86_400_000,
+            metrics_listen: "127.0.0.1:9464".into(),
         }
     }
 }

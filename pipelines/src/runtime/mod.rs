@@ -4,10 +4,12 @@
 //! - [`upsert`]: the per-key state that turns a stream of versions and tombstones into
 //!   differential updates (a new version retracts the previous one).
 //! - [`views`]: graph elements as Neo4j writes and LanceDB rows; reconciliation.
+//! - [`metrics`]: Prometheus counters and histograms on `GET /metrics`.
 //! - [`pipeline`]: the loop that restores state from the compacted topics, reconciles the sinks,
 //!   then seals epochs, applies their net changes and commits offsets after both sinks acked.
 
 pub mod dataflow;
+pub mod metrics;
 pub mod pipeline;
 pub mod upsert;
 pub mod views;

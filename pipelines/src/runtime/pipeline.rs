@@ -20,6 +20,7 @@ use epigraph_schemas::{SourceEvent, decode_event};
 use tracing::{info, warn};
 
 use super::dataflow::{Dataflow, EpochInput};
+use super::metrics::{RunMetrics, serve_metrics};
 use super::upsert::UpsertState;
 use super::views::{SinkWrites, live_elements, reconcile};
 use crate::config::EpigraphConfig;
@@ -70,6 +71,7 @@ struct Runner {
     lance: LanceSink,
     dataflow: Arc<Dataflow>,
     state: UpsertState,
+    metrics: Arc<RunMetrics>,
     /// The verdict in force per feedback key.
     verdicts: HashMap<String, Verdict>,
     next_offsets: Offsets,
@@ -116,7 +118,12 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         extractor,
         Arc::new(priority),
     ));
+    let metrics = Arc::new(RunMetrics::default());
+    if !config.run.metrics_listen.is_empty() {
+        serve_metrics(&config.run.metrics_listen, metrics.clone()).await;
+    }
     let mut runner = Runner {
+        metrics,
         config,
         consumer,
         producer,
@@ -171,8 +178,9 @@ impl Runner {
         let desired = live_elements(output);
         let writes = reconcile(&desired, &self.neo4j, &self.lance).await?;
         self.report.reconciled_writes = count_writes(&writes);
-        writes.apply(&self.neo4j, &self.lance).await?;
+        self.apply(&writes).await?;
         self.consumer.commit(&self.next_offsets)?;
+        self.record_lag();
         info!(
             sources = self.state.len(),
             elements = desired.len(),
@@ -215,8 +223,9 @@ impl Runner {
                 let output = self.seal(epoch, batch).await?;
                 let writes = SinkWrites::from_changes(&net_changes(output));
                 self.report.live_writes += count_writes(&writes);
-                writes.apply(&self.neo4j, &self.lance).await?;
+                self.apply(&writes).await?;
                 self.consumer.commit(&self.next_offsets)?;
+                self.record_lag();
                 self.report.epochs = epoch;
                 optimized = false;
                 continue;
@@ -233,11 +242,38 @@ impl Runner {
         }
     }
 
+    /// Apply writes to both sinks, recording their latency and batch sizes.
+    async fn apply(&self, writes: &SinkWrites) -> Result<()> {
+        let (graph, rows) = writes.apply(&self.neo4j, &self.lance).await?;
+        self.metrics.sink("neo4j", graph, count_writes(writes));
+        self.metrics.sink(
+            "lancedb",
+            rows,
+            writes.lance_upserts.len() + writes.lance_deletes.len(),
+        );
+        Ok(())
+    }
+
+    /// Consumer lag per partition (best effort: a failed metadata call leaves the old values).
+    fn record_lag(&self) {
+        if let Ok(marks) = self.consumer.high_watermarks() {
+            for ((topic, partition), end) in marks {
+                let next = self
+                    .next_offsets
+                    .get(&(topic.clone(), partition))
+                    .copied()
+                    .unwrap_or(0);
+                self.metrics.set_lag(&topic, partition, (end - next).max(0));
+            }
+        }
+    }
+
     async fn seal(
         &self,
         epoch: u64,
         batch: Batch,
     ) -> Result<Vec<(epigraph_operators::GraphElement, isize)>> {
+        let sealed = Instant::now();
         let dataflow = self.dataflow.clone();
         let step = self.config.run.clock_step_ms.max(1) as i64;
         let wall = std::time::SystemTime::now()
@@ -254,6 +290,11 @@ impl Runner {
         let output = tokio::task::spawn_blocking(move || dataflow.process(input))
             .await?
             .map_err(anyhow::Error::msg)?;
+        self.metrics.epochs.inc();
+        self.metrics
+            .epoch_seconds
+            .observe(sealed.elapsed().as_secs_f64());
+        self.metrics.count_elements(&output.updates);
         Ok(output.updates)
     }
 
@@ -318,6 +359,7 @@ impl Runner {
     /// Decode and validate one message into `batch`; bad ones go to the dead-letter topic.
     async fn absorb(&mut self, message: RawMessage, batch: &mut Batch) -> Result<()> {
         self.report.messages += 1;
+        self.metrics.event(&message.topic);
         self.next_offsets.insert(
             (message.topic.clone(), message.partition),
             message.offset + 1,
@@ -361,6 +403,7 @@ impl Runner {
         warn!(location = %letter.location, %reason, "dead-lettering a bad message");
         self.producer.dead_letter(&letter).await?;
         self.report.dead_lettered += 1;
+        self.metrics.dead_letters.inc();
         Ok(())
     }
 }

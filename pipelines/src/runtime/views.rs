@@ -72,13 +72,28 @@ impl SinkWrites {
         self.graph.is_empty() && self.lance_upserts.is_empty() && self.lance_deletes.is_empty()
     }
 
-    /// Apply to both sinks concurrently; returns when both acknowledged.
-    pub async fn apply(&self, neo4j: &Neo4jSink, lance: &LanceSink) -> Result<(), ConnectorError> {
-        tokio::try_join!(
-            neo4j.apply(&self.graph),
-            lance.apply(&self.lance_upserts, &self.lance_deletes)
+    /// Apply to both sinks concurrently; returns when both acknowledged, with the time each
+    /// took.
+    pub async fn apply(
+        &self,
+        neo4j: &Neo4jSink,
+        lance: &LanceSink,
+    ) -> Result<(std::time::Duration, std::time::Duration), ConnectorError> {
+        let timed = |started: std::time::Instant| started.elapsed();
+        let (graph, rows) = tokio::try_join!(
+            async {
+                let started = std::time::Instant::now();
+                neo4j.apply(&self.graph).await.map(|()| timed(started))
+            },
+            async {
+                let started = std::time::Instant::now();
+                lance
+                    .apply(&self.lance_upserts, &self.lance_deletes)
+                    .await
+                    .map(|()| timed(started))
+            }
         )?;
-        Ok(())
+        Ok((graph, rows))
     }
 }
 

@@ -1,0 +1,198 @@
+//! Prometheus metrics of `epigraph run`, served as text on `GET /metrics` at
+//! `run.metrics_listen`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+use epigraph_operators::GraphElement;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+use tracing::{info, warn};
+
+type Labels = Vec<(String, String)>;
+
+fn seconds() -> Histogram {
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+fn sizes() -> Histogram {
+    Histogram::new(exponential_buckets(1.0, 4.0, 10))
+}
+
+/// The metrics of one run.
+#[derive(Debug)]
+pub struct RunMetrics {
+    registry: Registry,
+    /// Messages read, by topic.
+    pub events_in: Family<Labels, Counter>,
+    /// Messages dead-lettered.
+    pub dead_letters: Counter,
+    /// Epochs sealed (the restore is epoch 0).
+    pub epochs: Counter,
+    /// Seconds from sealing an epoch to its output.
+    pub epoch_seconds: Histogram,
+    /// Seconds a sink took to apply an epoch, by sink.
+    pub sink_seconds: Family<Labels, Histogram, fn() -> Histogram>,
+    /// Writes per applied epoch, by sink.
+    pub sink_batch: Family<Labels, Histogram, fn() -> Histogram>,
+    /// Messages not yet read, by topic and partition.
+    pub lag: Family<Labels, Gauge>,
+    /// Live graph elements, by kind (`Memory:Decision`, `Entity:Person`, `rel:SUPERSEDES`, …).
+    pub elements: Family<Labels, Gauge>,
+}
+
+impl Default for RunMetrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("epigraph");
+        let metrics = RunMetrics {
+            events_in: Family::default(),
+            dead_letters: Counter::default(),
+            epochs: Counter::default(),
+            epoch_seconds: seconds(),
+            sink_seconds: Family::new_with_constructor(seconds as fn() -> Histogram),
+            sink_batch: Family::new_with_constructor(sizes as fn() -> Histogram),
+            lag: Family::default(),
+            elements: Family::default(),
+            registry: Registry::default(),
+        };
+        registry.register(
+            "events_in",
+            "Messages read, by topic",
+            metrics.events_in.clone(),
+        );
+        registry.register(
+            "dead_letters",
+            "Messages dead-lettered with their reason",
+            metrics.dead_letters.clone(),
+        );
+        registry.register("epochs", "Epochs sealed", metrics.epochs.clone());
+        registry.register(
+            "epoch_seconds",
+            "Seconds from sealing an epoch to its output",
+            metrics.epoch_seconds.clone(),
+        );
+        registry.register(
+            "sink_seconds",
+            "Seconds a sink took to apply an epoch",
+            metrics.sink_seconds.clone(),
+        );
+        registry.register(
+            "sink_batch_writes",
+            "Writes per applied epoch",
+            metrics.sink_batch.clone(),
+        );
+        registry.register(
+            "consumer_lag",
+            "Messages not yet read, by topic and partition",
+            metrics.lag.clone(),
+        );
+        registry.register(
+            "graph_elements",
+            "Live graph elements by kind",
+            metrics.elements.clone(),
+        );
+        RunMetrics {
+            registry,
+            ..metrics
+        }
+    }
+}
+
+impl RunMetrics {
+    /// The text exposition format.
+    ///
+    /// ```
+    /// let metrics = epigraph::runtime::metrics::RunMetrics::default();
+    /// metrics.dead_letters.inc();
+    /// assert!(metrics.render().contains("epigraph_dead_letters_total 1"));
+    /// ```
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        encode(&mut out, &self.registry).expect("writing to a String");
+        out
+    }
+
+    /// Counts a message of `topic`.
+    pub fn event(&self, topic: &str) {
+        self.events_in
+            .get_or_create(&vec![("topic".into(), topic.into())])
+            .inc();
+    }
+
+    /// Records one sink's apply.
+    pub fn sink(&self, sink: &str, took: Duration, writes: usize) {
+        let labels = vec![("sink".to_string(), sink.to_string())];
+        self.sink_seconds
+            .get_or_create(&labels)
+            .observe(took.as_secs_f64());
+        self.sink_batch
+            .get_or_create(&labels)
+            .observe(writes as f64);
+    }
+
+    /// Applies an epoch's consolidated output to the element counts.
+    ///
+    /// ```
+    /// use epigraph_operators::{GraphElement, Relation};
+    /// let metrics = epigraph::runtime::metrics::RunMetrics::default();
+    /// let edge = GraphElement::Relation(Relation::structural("t", "SUPERSEDES", "a", "b", None));
+    /// metrics.count_elements(&[(edge, 1)]);
+    /// assert!(metrics.render().contains(r#"epigraph_graph_elements{kind="rel:SUPERSEDES"} 1"#));
+    /// ```
+    pub fn count_elements(&self, updates: &[(GraphElement, isize)]) {
+        for (element, diff) in updates {
+            let kind = match element {
+                GraphElement::Source(_) => "Source".to_string(),
+                GraphElement::Memory(m) => format!("Memory:{}", m.memory_type.label()),
+                GraphElement::Entity(e) => format!("Entity:{}", e.kind),
+                GraphElement::Claim(_) => "Claim".to_string(),
+                GraphElement::Relation(r) => format!("rel:{}", r.rel_type),
+                GraphElement::Priority(_) => "Priority".to_string(),
+            };
+            self.elements
+                .get_or_create(&vec![("kind".into(), kind)])
+                .inc_by(*diff as i64);
+        }
+    }
+
+    /// Sets the lag of one partition.
+    pub fn set_lag(&self, topic: &str, partition: i32, lag: i64) {
+        self.lag
+            .get_or_create(&vec![
+                ("topic".into(), topic.into()),
+                ("partition".into(), partition.to_string()),
+            ])
+            .set(lag);
+    }
+}
+
+/// Serves `GET /metrics` on `listen` in the background; a port that cannot be bound is logged,
+/// not fatal (the run goes on without the endpoint).
+pub async fn serve_metrics(listen: &str, metrics: Arc<RunMetrics>) {
+    let listener = match tokio::net::TcpListener::bind(listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            warn!(%listen, %error, "cannot serve /metrics");
+            return;
+        }
+    };
+    info!(%listen, "serving /metrics");
+    let app = Router::new()
+        .route(
+            "/metrics",
+            get(|State(m): State<Arc<RunMetrics>>| async move { m.render() }),
+        )
+        .with_state(metrics);
+    tokio::spawn(async move {
+        if let Err(error) = axum::serve(listener, app).await {
+            warn!(%error, "/metrics stopped");
+        }
+    });
+}
