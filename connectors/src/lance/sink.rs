@@ -114,6 +114,19 @@ impl LanceSink {
         Ok(vectors.into_iter().map(Some).collect())
     }
 
+    /// Delete every row (of one tenant): the view is rebuilt from the record afterwards.
+    pub async fn clear(&self, tenant: Option<&str>) -> Result<(), ConnectorError> {
+        let filter = match tenant {
+            Some(tenant) => format!("tenant = {}", quote(tenant)),
+            None => "true".to_string(),
+        };
+        self.table
+            .delete(&filter)
+            .await
+            .map_err(ConnectorError::lance("clearing rows"))?;
+        Ok(())
+    }
+
     /// Every row's content hash, by id (for reconciliation).
     pub async fn state(&self) -> Result<HashMap<String, String>, ConnectorError> {
         let batches: Vec<RecordBatch> = self

@@ -200,6 +200,47 @@ impl Neo4jSink {
         Ok(queries)
     }
 
+    /// Delete every node and relationship (of one tenant), in batches of `batch_rows`: the view
+    /// is rebuilt from the record afterwards. Returns how many nodes were deleted.
+    pub async fn clear(&self, tenant: Option<&str>) -> Result<u64, ConnectorError> {
+        let text = match tenant {
+            Some(_) => {
+                "MATCH (n:Node {tenant: $tenant}) WITH n LIMIT $batch DETACH DELETE n \
+                 RETURN count(*) AS n"
+            }
+            None => "MATCH (n:Node) WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS n",
+        };
+        let mut deleted = 0u64;
+        loop {
+            let q = query(text)
+                .param("tenant", tenant.unwrap_or_default())
+                .param("batch", self.batch_rows as i64);
+            let mut rows = self
+                .graph
+                .execute(q)
+                .await
+                .map_err(ConnectorError::neo4j("clearing the graph"))?;
+            let n: i64 = match rows
+                .next()
+                .await
+                .map_err(ConnectorError::neo4j("clearing the graph"))?
+            {
+                Some(row) => row.get("n").unwrap_or(0),
+                None => 0,
+            };
+            while rows
+                .next()
+                .await
+                .map_err(ConnectorError::neo4j("clearing the graph"))?
+                .is_some()
+            {}
+            deleted += n.max(0) as u64;
+            if n == 0 {
+                return Ok(deleted);
+            }
+        }
+    }
+
     /// Every node's and relationship's content hash (for reconciliation).
     pub async fn state(&self) -> Result<GraphState, ConnectorError> {
         let mut state = GraphState::default();

@@ -51,6 +51,13 @@ pub enum Command {
         #[arg(long)]
         workers: Option<usize>,
     },
+    /// Rebuild the views: delete everything Neo4j and LanceDB hold (of one tenant), then
+    /// restore both from the durable record (the compacted topics) and exit when caught up.
+    Rebuild {
+        /// Only this tenant's nodes and rows (the default: everything).
+        #[arg(long)]
+        tenant: Option<String>,
+    },
     /// Serve the query API.
     Serve {
         /// Listen address (overrides `serve.listen`), e.g. 127.0.0.1:8080.
@@ -145,6 +152,18 @@ pub async fn execute(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Ingest { source } => ingest::ingest(&config, source).await,
         Command::Feedback { action } => feedback::feedback(&config, action).await,
+        Command::Rebuild { tenant } => {
+            if let Some(tenant) = &tenant {
+                epigraph_connectors::scan::check_tenant(tenant)?;
+            }
+            let cleared = crate::runtime::clear_views(&config, tenant.as_deref()).await?;
+            let report = run(config, RunOptions { until_idle: true }).await?;
+            println!(
+                "{}",
+                serde_json::json!({"cleared_nodes": cleared, "tenant": tenant, "run": report})
+            );
+            Ok(())
+        }
         Command::Run {
             until_idle,
             workers,

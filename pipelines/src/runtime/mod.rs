@@ -14,4 +14,4 @@ pub mod pipeline;
 pub mod upsert;
 pub mod views;
 
-pub use pipeline::{RunOptions, RunReport, run};
+pub use pipeline::{RunOptions, RunReport, clear_views, run};

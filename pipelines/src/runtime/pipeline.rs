@@ -154,6 +154,22 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     Ok(report)
 }
 
+/// Empties both views (of one tenant) for `epigraph rebuild`; returns the nodes deleted.
+pub async fn clear_views(config: &EpigraphConfig, tenant: Option<&str>) -> Result<u64> {
+    let neo4j = Neo4jSink::connect(&config.neo4j)
+        .await
+        .context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?;
+    let lance = LanceSink::open(&config.lancedb, None).await?;
+    let nodes = neo4j.clear(tenant).await?;
+    lance.clear(tenant).await?;
+    info!(
+        nodes,
+        ?tenant,
+        "views cleared; restoring them from the compacted topics"
+    );
+    Ok(nodes)
+}
+
 impl Runner {
     /// Replay the compacted topics up to their current ends into the dataflow as epoch 0, then
     /// make both sinks equal to the result (this also removes what was deleted while down).
