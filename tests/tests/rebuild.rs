@@ -4,6 +4,12 @@
 
 use epigraph_tests::{TestEnv, last_json_line, neo4j, neo4j_count, neo4j_memory_texts, serial};
 
+/// The tenant's rows in LanceDB.
+async fn lance_rows(env: &TestEnv) -> usize {
+    let filter = format!("tenant = '{}'", env.tenant);
+    env.lance().await.count(Some(filter)).await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn rebuild_restores_both_views_from_the_record() {
     let _guard = serial().await;
@@ -27,13 +33,7 @@ async fn rebuild_restores_both_views_from_the_record() {
     assert_eq!(texts.len(), 3, "{texts:?}");
     let nodes = "MATCH (n:Node {tenant: $tenant}) RETURN count(n) AS n";
     let before = neo4j_count(&graph, nodes, &tenant).await;
-    let rows = env
-        .lance()
-        .await
-        .count(Some(format!("tenant = '{tenant}'")))
-        .await
-        .unwrap();
-    assert_eq!(rows, 3);
+    assert_eq!(lance_rows(&env).await, 3);
 
     // Tamper with a node behind the pipeline's back: its content hash still matches, so a
     // normal run (which trusts hashes) leaves it.
@@ -61,13 +61,7 @@ async fn rebuild_restores_both_views_from_the_record() {
         "rebuilt from the record"
     );
     assert_eq!(neo4j_count(&graph, nodes, &tenant).await, before);
-    let rows = env
-        .lance()
-        .await
-        .count(Some(format!("tenant = '{tenant}'")))
-        .await
-        .unwrap();
-    assert_eq!(rows, 3);
+    assert_eq!(lance_rows(&env).await, 3);
     let k = neo4j_count(
         &graph,
         "MATCH (m:Memory {tenant: $tenant}) WHERE m.k IS NOT NULL RETURN count(m) AS n",
