@@ -21,8 +21,8 @@ pub struct EpochInput {
     pub updates: Vec<(SourceVersion, isize)>,
     /// `(identity verdict, +1 | -1)`: from the feedback topic.
     pub verdicts: Vec<(Verdict, isize)>,
-    /// Retrievals reported on the feedback topic.
-    pub usages: Vec<Usage>,
+    /// `(retrieval, +1 | -1)`: from the feedback topic, retracted once old.
+    pub usages: Vec<(Usage, isize)>,
     /// The priorities' clock, when it moves (the first epoch must set it).
     pub now: Option<Now>,
 }
@@ -167,8 +167,8 @@ impl Inputs {
         for (verdict, diff) in input.verdicts {
             self.verdicts.update_at(verdict, epoch, diff);
         }
-        for usage in input.usages {
-            self.usages.update_at(usage, epoch, 1);
+        for (usage, diff) in input.usages {
+            self.usages.update_at(usage, epoch, diff);
         }
         if let Some(now) = input.now
             && self.now != Some(now)

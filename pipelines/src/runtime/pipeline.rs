@@ -22,6 +22,7 @@ use tracing::{info, warn};
 use super::dataflow::{Dataflow, EpochInput};
 use super::metrics::{RunMetrics, serve_metrics};
 use super::upsert::UpsertState;
+use super::usage::UsageWindow;
 use super::views::{SinkWrites, live_elements, reconcile};
 use crate::config::EpigraphConfig;
 
@@ -71,6 +72,7 @@ struct Runner {
     lance: LanceSink,
     dataflow: Arc<Dataflow>,
     state: UpsertState,
+    usage: UsageWindow,
     metrics: Arc<RunMetrics>,
     /// The verdict in force per feedback key.
     verdicts: HashMap<String, Verdict>,
@@ -113,6 +115,8 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         warn!(%warning, "priority constants");
     }
     let extractor = Arc::new(Extractor::new(ontology).context("compiling the ontology's cues")?);
+    // Ten half-lives: an older retrieval weighs less than 0.1 % of a fresh one.
+    let usage = UsageWindow::new(priority.usage_half_life_ms.saturating_mul(10));
     let dataflow = Arc::new(Dataflow::start(
         config.run.workers,
         extractor,
@@ -123,6 +127,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         serve_metrics(&config.run.metrics_listen, metrics.clone()).await;
     }
     let mut runner = Runner {
+        usage,
         metrics,
         config,
         consumer,
@@ -285,7 +290,7 @@ impl Runner {
     }
 
     async fn seal(
-        &self,
+        &mut self,
         epoch: u64,
         batch: Batch,
     ) -> Result<Vec<(epigraph_operators::GraphElement, isize)>> {
@@ -296,12 +301,13 @@ impl Runner {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_millis() as i64)
             .unwrap_or(0);
+        let now = wall - wall.rem_euclid(step);
         let input = EpochInput {
             epoch,
             updates: batch.updates,
             verdicts: batch.verdicts,
-            usages: batch.usages,
-            now: Some(Now(wall - wall.rem_euclid(step))),
+            usages: self.usage.advance(batch.usages, now),
+            now: Some(Now(now)),
         };
         let output = tokio::task::spawn_blocking(move || dataflow.process(input))
             .await?
