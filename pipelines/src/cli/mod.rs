@@ -201,18 +201,15 @@ pub async fn execute(cli: Cli) -> Result<()> {
         Command::Eval {
             what: EvalCommand::Epistemics { generated },
         } => {
-            let ontology = config.ontology.load().context("loading the ontology")?;
-            let extractor = std::sync::Arc::new(epigraph_operators::Extractor::new(ontology)?);
-            let report = crate::eval::epistemics::evaluate_epistemics(extractor, &generated)?;
+            let report =
+                crate::eval::epistemics::evaluate_epistemics(extractor(&config)?, &generated)?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             Ok(())
         }
         Command::Eval {
             what: EvalCommand::Identity { generated },
         } => {
-            let ontology = config.ontology.load().context("loading the ontology")?;
-            let extractor = std::sync::Arc::new(epigraph_operators::Extractor::new(ontology)?);
-            let report = crate::eval::identity::evaluate_identity(extractor, &generated)?;
+            let report = crate::eval::identity::evaluate_identity(extractor(&config)?, &generated)?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             Ok(())
         }
@@ -260,4 +257,12 @@ pub async fn execute(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The extractor of the configured ontology, for the evaluations.
+fn extractor(config: &EpigraphConfig) -> Result<std::sync::Arc<epigraph_operators::Extractor>> {
+    let ontology = config.ontology.load().context("loading the ontology")?;
+    Ok(std::sync::Arc::new(epigraph_operators::Extractor::new(
+        ontology,
+    )?))
 }
