@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# deploy/local/python.sh — the Python environment for the evaluation scripts (eval/retrieval/*.py).
+#
+# Idempotent: creates a venv at $EPIGRAPH_HOME/venv (default ~/.cache/epigraph/venv) and installs
+# the pinned packages below into it, unless a stamp file says this exact set is already there.
+# Installs python3 / python3-venv with apt-get when missing (as root, or with sudo). Quiet when
+# everything is already in place; progress goes to stderr. The last line of stdout is the venv's
+# python, so callers can do:  py="$(deploy/local/python.sh | tail -n 1)"
+set -euo pipefail
+
+# Pinned: bm25s (BM25 baseline, pulls numpy and scipy), PyStemmer (its English stemmer) and
+# openapi-spec-validator (checks the query service's OpenAPI document).
+PACKAGES=(
+  "bm25s==0.3.16"
+  "PyStemmer==3.1.0"
+  "openapi-spec-validator==0.9.0"
+)
+
+py_log() { printf '[python] %s\n' "$*" >&2; }
+
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  py_log "installing $* with apt-get"
+  $sudo apt-get update -qq >/dev/null || { py_log "apt-get update failed"; return 1; }
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+home="${EPIGRAPH_HOME:-$HOME/.cache/epigraph}"
+venv="$home/venv"
+stamp="$venv/.epigraph-packages"
+want="$(printf '%s\n' "${PACKAGES[@]}")"
+
+if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
+  "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator' >/dev/null 2>&1; then
+  echo "$venv/bin/python"
+  exit 0
+fi
+
+if [ ! -x "$venv/bin/python" ]; then
+  if ! command -v python3 >/dev/null 2>&1; then
+    apt_install python3 || { py_log "could not install python3; install it and retry"; exit 1; }
+  fi
+  # Debian's python3 ships the venv module without ensurepip, which lives in python3-venv.
+  if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    apt_install python3-venv || { py_log "could not install python3-venv; install it and retry"; exit 1; }
+  fi
+  mkdir -p "$home"
+  rm -rf "$venv"
+  py_log "creating $venv"
+  python3 -m venv "$venv" >&2
+fi
+
+py_log "installing ${PACKAGES[*]}"
+"$venv/bin/python" -m pip install --no-input --disable-pip-version-check -q "${PACKAGES[@]}" >&2
+printf '%s\n' "$want" >"$stamp"
+echo "$venv/bin/python"
