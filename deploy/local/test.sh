@@ -2,7 +2,7 @@
 # deploy/local/test.sh — the full test suite against real Kafka, Neo4j and LanceDB.
 #
 # Installs what is missing (protoc, jars, model), starts the services if they are not running,
-# builds, runs `cargo test --workspace` (unit, doc and end-to-end tests), and stops the services again if
+# the Python venv, builds, runs `cargo test --workspace` (unit, doc and end-to-end tests), and stops the services again if
 # this script started them — also when a test fails. `.ci/run` calls exactly this.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -10,6 +10,8 @@ repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=deploy/local/setup.sh
 source "$here/setup.sh"
 epigraph_setup
+# The Python venv with openapi-spec-validator (the query-service test validates /openapi.json).
+"$here/python.sh" >/dev/null
 
 started_here=0
 if ! "$here/services.sh" status >/dev/null 2>&1; then

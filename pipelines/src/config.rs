@@ -119,8 +119,8 @@ impl Default for RunConfig {
     }
 }
 
-/// How `epigraph serve` listens.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// How `epigraph serve` listens, authenticates and ranks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServeConfig {
     /// Listen address. Default `127.0.0.1:8080`.
@@ -138,6 +138,26 @@ pub struct ServeConfig {
     /// Report every search result as a retrieval on the feedback topic (the usage term of the
     /// priorities). Default true.
     pub report_usage: bool,
+    /// Bearer tokens of the query API (`/v1/*` reads and `/mcp`), each bound to a tenant.
+    /// Without any, the service refuses to listen beyond loopback and a `tenant` query
+    /// parameter selects the tenant (development). Example: `[[serve.tokens]]`
+    /// `token = "…"` `tenant = "acme"`.
+    pub tokens: Vec<IngestToken>,
+    /// Host names (or `host:port`) the MCP endpoint accepts besides loopback (DNS-rebinding
+    /// protection).
+    pub allowed_hosts: Vec<String>,
+    /// Longest query text, in characters. Default 2,000.
+    pub max_query_chars: usize,
+    /// Largest `budget_tokens` of `/v1/context`. Default 32,000.
+    pub max_budget_tokens: usize,
+    /// Requests served at once; more wait. Default 64.
+    pub max_concurrent_requests: usize,
+    /// A request taking longer is answered `408`. Default 30 s.
+    pub request_timeout_ms: u64,
+    /// The graph-state modulation of search scores (OIDA Eq. 2).
+    pub rank: crate::serve::rank::RankConfig,
+    /// Section budgets of `/v1/context`.
+    pub context: crate::serve::context::ContextConfig,
 }
 
 /// A webhook token and the tenant its events are published under.
@@ -159,6 +179,14 @@ impl Default for ServeConfig {
             ingest_tokens: Vec::new(),
             max_body_bytes: 2 * 1024 * 1024,
             report_usage: true,
+            tokens: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_query_chars: 2000,
+            max_budget_tokens: 32_000,
+            max_concurrent_requests: 64,
+            request_timeout_ms: 30_000,
+            rank: Default::default(),
+            context: Default::default(),
         }
     }
 }

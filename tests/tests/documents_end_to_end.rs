@@ -13,6 +13,8 @@ async fn lance_texts(env: &TestEnv) -> Vec<(String, String)> {
             k: 100,
             tenant: env.tenant.clone(),
             mode: epigraph_connectors::lance::SearchMode::Text,
+            types: Vec::new(),
+            candidates: None,
         })
         .await
         .expect("search");

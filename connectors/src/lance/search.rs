@@ -39,6 +39,10 @@ pub struct SearchRequest {
     pub tenant: String,
     /// Retrievers to use.
     pub mode: SearchMode,
+    /// Only these epistemic types (`DECISION`, …); empty for all.
+    pub types: Vec<String>,
+    /// Candidates each retriever fetches before fusion (default: four times `k`).
+    pub candidates: Option<usize>,
 }
 
 /// One result with its score components.
@@ -60,13 +64,24 @@ pub struct SearchHit {
     pub bm25: Option<f32>,
     /// Cosine similarity, when the vector retriever found it.
     pub cosine: Option<f32>,
+    /// Rank (from 1) in the full-text list.
+    pub text_rank: Option<usize>,
+    /// Rank (from 1) in the vector list.
+    pub vector_rank: Option<usize>,
 }
 
 impl LanceSink {
-    /// Hybrid search: BM25 and vector candidates fused by reciprocal rank, tenant-scoped.
+    /// Hybrid search: BM25 and vector candidates fused by reciprocal rank, tenant-scoped; returns
+    /// up to `candidates` fused hits (the caller re-ranks them with graph state and cuts to `k`).
     pub async fn search(&self, request: &SearchRequest) -> Result<Vec<SearchHit>, ConnectorError> {
-        let candidates = request.k.max(1) * CANDIDATE_FACTOR;
-        let filter = format!("tenant = {}", quote(&request.tenant));
+        let candidates = request
+            .candidates
+            .unwrap_or(request.k.max(1) * CANDIDATE_FACTOR);
+        let mut filter = format!("tenant = {}", quote(&request.tenant));
+        if !request.types.is_empty() {
+            let list: Vec<String> = request.types.iter().map(|t| quote(t)).collect();
+            filter.push_str(&format!(" AND memory_type IN ({})", list.join(", ")));
+        }
         let mut text_hits = Vec::new();
         if request.mode != SearchMode::Vector && !request.query.trim().is_empty() {
             let query = self
@@ -114,7 +129,7 @@ impl LanceSink {
                 .map_err(ConnectorError::lance("vector search"))?;
             vector_hits = hits_of(&batches, "_distance", |d| 1.0 - d);
         }
-        Ok(fuse(text_hits, vector_hits, request.k))
+        Ok(fuse(text_hits, vector_hits, candidates))
     }
 }
 
@@ -151,6 +166,8 @@ fn hits_of(
                 score: 0.0,
                 bm25: None,
                 cosine: None,
+                text_rank: None,
+                vector_rank: None,
             };
             hits.push((hit, to_score(raw)));
         }
@@ -164,11 +181,13 @@ fn fuse(text: Vec<(SearchHit, f32)>, vector: Vec<(SearchHit, f32)>, k: usize) ->
     for (rank, (hit, bm25)) in text.into_iter().enumerate() {
         let entry = fused.entry(hit.id.clone()).or_insert(hit);
         entry.bm25 = Some(bm25);
+        entry.text_rank = Some(rank + 1);
         entry.score += 1.0 / (RRF_K + rank as f32 + 1.0);
     }
     for (rank, (hit, cosine)) in vector.into_iter().enumerate() {
         let entry = fused.entry(hit.id.clone()).or_insert(hit);
         entry.cosine = Some(cosine);
+        entry.vector_rank = Some(rank + 1);
         entry.score += 1.0 / (RRF_K + rank as f32 + 1.0);
     }
     let mut hits: Vec<SearchHit> = fused.into_values().collect();
@@ -191,6 +210,8 @@ mod tests {
             score: 0.0,
             bm25: None,
             cosine: None,
+            text_rank: None,
+            vector_rank: None,
         }
     }
 

@@ -7,9 +7,14 @@
 //! they are checked against `[A-Z][A-Za-z0-9_]*` before they reach a query.
 
 mod config;
+mod read;
 mod sink;
 mod write;
 
 pub use config::Neo4jConfig;
+pub use read::{
+    ClaimRef, ContradictionPair, EdgeRef, EdgeView, EntityCard, EntityRelation, GraphReader, Hop,
+    MAX_ROWS, MemoryCard, NodeView, Subgraph,
+};
 pub use sink::{GraphState, Neo4jSink, connect_graph};
 pub use write::{GraphBatch, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite};

@@ -10,6 +10,8 @@ use crate::ConnectorError;
 const SCHEMA: &[&str] = &[
     "CREATE CONSTRAINT epigraph_node_id IF NOT EXISTS FOR (n:Node) REQUIRE n.id IS UNIQUE",
     "CREATE INDEX epigraph_node_tenant IF NOT EXISTS FOR (n:Node) ON (n.tenant)",
+    "CREATE INDEX epigraph_memory_k IF NOT EXISTS FOR (n:Memory) ON (n.tenant, n.k)",
+    "CREATE INDEX epigraph_entity_name IF NOT EXISTS FOR (n:Entity) ON (n.tenant, n.name)",
 ];
 
 /// What the graph holds, as content hashes: what reconciliation diffs against.

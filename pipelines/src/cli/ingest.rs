@@ -216,7 +216,7 @@ async fn publish_scan(
 }
 
 /// Publish dead letters, then events (with a progress bar), and wait for every acknowledgement.
-async fn publish(config: &EpigraphConfig, scan: Scan) -> Result<PublishReport> {
+pub(crate) async fn publish(config: &EpigraphConfig, scan: Scan) -> Result<PublishReport> {
     ensure_topics(&config.kafka)
         .await
         .context("creating topics (is Kafka up? deploy/local/services.sh up)")?;

@@ -3,7 +3,7 @@
 mod events;
 mod feedback;
 mod generate;
-mod ingest;
+pub(crate) mod ingest;
 
 use std::path::PathBuf;
 
@@ -133,6 +133,33 @@ pub enum EvalCommand {
         #[arg(long)]
         table: bool,
     },
+    /// Retrieval quality on a BEIR-format folder (`corpus.jsonl`, `queries.jsonl`,
+    /// `qrels/test.tsv`, optional `state.jsonl`): the corpus is ingested through Kafka and the
+    /// pipeline into a fresh tenant, every query asked of `/v1/search?level=source`; prints
+    /// nDCG@1/5/10, recall@5/10/100, MAP@10 and state-sensitive ordering as JSON.
+    Retrieval {
+        /// The BEIR folder.
+        dir: PathBuf,
+        /// Results asked per query.
+        #[arg(long, default_value_t = 100)]
+        k: usize,
+        /// Tenant (default: a fresh `eval-<folder>-<time>`).
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Retrievers: hybrid, text or vector.
+        #[arg(long, default_value = "hybrid")]
+        mode: String,
+        /// Also run the BM25 baseline (`eval/retrieval/bm25_baseline.py`) with the project's
+        /// Python environment (`deploy/local/python.sh`).
+        #[arg(long)]
+        baseline: bool,
+        /// Python interpreter for the baseline (default: `$EPIGRAPH_HOME/venv/bin/python`).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Do not ingest: the tenant already holds the corpus.
+        #[arg(long, requires = "tenant")]
+        skip_ingest: bool,
+    },
 }
 
 /// `epigraph schemas …`.
@@ -203,6 +230,38 @@ pub async fn execute(cli: Cli) -> Result<()> {
         } => {
             let report =
                 crate::eval::epistemics::evaluate_epistemics(extractor(&config)?, &generated)?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(())
+        }
+        Command::Eval {
+            what:
+                EvalCommand::Retrieval {
+                    dir,
+                    k,
+                    tenant,
+                    mode,
+                    baseline,
+                    python,
+                    skip_ingest,
+                },
+        } => {
+            if !["hybrid", "text", "vector"].contains(&mode.as_str()) {
+                anyhow::bail!("--mode must be hybrid, text or vector");
+            }
+            let baseline_python = (baseline || python.is_some()).then(|| {
+                python.unwrap_or_else(|| {
+                    epigraph_connectors::embed::default_home().join("venv/bin/python")
+                })
+            });
+            let options = crate::eval::retrieval::RetrievalOptions {
+                k,
+                tenant,
+                mode,
+                baseline_python,
+                skip_ingest,
+            };
+            let report =
+                crate::eval::retrieval::evaluate_retrieval(&config, &dir, &options).await?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             Ok(())
         }

@@ -1,27 +1,40 @@
-//! `epigraph serve`: the query service (axum).
+//! `epigraph serve`: the query service (axum) over Neo4j (graph state) and LanceDB (full text
+//! and vectors).
 //!
-//! - `GET /healthz`: liveness plus row counts.
-//! - `GET /v1/search?q=&k=&tenant=&mode=text|vector|hybrid`: hybrid retrieval over LanceDB;
-//!   every returned node is reported as a retrieval on the feedback topic (`serve.report_usage`),
-//!   which the priorities' usage term reads.
-//! - `POST /v1/ingest`: the webhook ([`webhook`]), enabled by `serve.ingest_tokens`.
+//! - `GET /v1/search`: hybrid retrieval modulated by graph state (OIDA Eq. 2, [`rank`]);
+//!   `level=source` aggregates to documents; `explain=true` returns the score components.
+//! - `POST /v1/context`: a token-budgeted context block ([`context`]).
+//! - `GET /v1/nodes/{id}`, `/v1/nodes/{id}/neighborhood`, `/v1/entities`, `/v1/contradictions`,
+//!   `/v1/questions`, `/v1/priorities`, `/v1/timeline`, `/v1/traverse` ([`api`]).
+//! - `/mcp`: the same as MCP tools, streamable HTTP ([`mcp`]).
+//! - `GET /openapi.json`, `GET /dashboard` (live priorities, contradictions and open questions),
+//!   `GET /healthz`, and `POST /v1/ingest`, the webhook ([`webhook`]).
+//!
+//! Reads are tenant-scoped by bearer token ([`auth`]); every returned memory object is reported
+//! as a retrieval on the feedback topic (`serve.report_usage`), which the priorities' usage term
+//! reads.
 
+pub mod api;
+pub mod auth;
+pub mod context;
+pub mod mcp;
+pub mod openapi;
+pub mod rank;
 pub mod webhook;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use axum::extract::DefaultBodyLimit;
-use axum::extract::{Query, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Json, Router, middleware};
 use epigraph_connectors::embed::Embedder;
-use epigraph_connectors::lance::{LanceSink, SearchHit, SearchMode, SearchRequest};
-use epigraph_schemas::topics::valid_tenant;
-use serde::{Deserialize, Serialize};
+use epigraph_connectors::lance::LanceSink;
+use epigraph_connectors::neo4j::GraphReader;
+use serde::Serialize;
 use serde_json::json;
 use tracing::info;
 
@@ -31,9 +44,43 @@ use crate::config::{EpigraphConfig, ServeConfig};
 #[derive(Clone, Debug)]
 pub struct AppState {
     lance: LanceSink,
+    graph: GraphReader,
     config: Arc<ServeConfig>,
     webhook: Option<webhook::Webhook>,
     usage: Option<UsageReporter>,
+}
+
+impl AppState {
+    /// State over opened stores.
+    pub fn new(
+        lance: LanceSink,
+        graph: GraphReader,
+        config: ServeConfig,
+        webhook: Option<webhook::Webhook>,
+        usage: Option<UsageReporter>,
+    ) -> Self {
+        AppState {
+            lance,
+            graph,
+            config: Arc::new(config),
+            webhook,
+            usage,
+        }
+    }
+
+    /// Rows of the LanceDB memory table matching a filter.
+    pub async fn lance_rows(&self, filter: &str) -> Result<usize, ApiError> {
+        Ok(self.lance.count(Some(filter.to_string())).await?)
+    }
+
+    /// Report returned memory objects as retrievals (in the background).
+    pub fn report_usage(&self, tenant: &str, ids: Vec<String>) {
+        if let Some(usage) = &self.usage
+            && !ids.is_empty()
+        {
+            usage.report(tenant, ids);
+        }
+    }
 }
 
 /// Reports retrievals to the feedback topic, without making the request wait for Kafka.
@@ -52,6 +99,14 @@ impl std::fmt::Debug for UsageReporter {
 }
 
 impl UsageReporter {
+    /// A reporter publishing to `topic`.
+    pub fn new(producer: epigraph_connectors::kafka::EventProducer, topic: String) -> Self {
+        UsageReporter {
+            producer: Arc::new(producer),
+            topic,
+        }
+    }
+
     /// One `usage` record per returned node, published in the background; a failure is
     /// logged, never answered to the client.
     fn report(&self, tenant: &str, ids: Vec<String>) {
@@ -99,6 +154,36 @@ impl ApiError {
     fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, message)
     }
+
+    fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, message)
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// The JSON body of every error.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ErrorDetail,
+}
+
+/// What went wrong.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail {
+    /// HTTP status code.
+    pub code: u16,
+    /// A sentence saying what was wrong.
+    pub message: String,
 }
 
 impl From<epigraph_connectors::ConnectorError> for ApiError {
@@ -114,60 +199,6 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = json!({"error": {"code": self.status.as_u16(), "message": self.message}});
         (self.status, Json(body)).into_response()
-    }
-}
-
-/// Query parameters of `/v1/search`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SearchParams {
-    /// Query text.
-    q: String,
-    /// Results wanted (default 10).
-    k: Option<usize>,
-    /// Tenant (default: the configured default tenant).
-    tenant: Option<String>,
-    /// `text`, `vector` or `hybrid` (default).
-    mode: Option<SearchMode>,
-}
-
-/// The answer of `/v1/search`.
-#[derive(Debug, Serialize)]
-pub struct SearchResponse {
-    /// The query, echoed.
-    query: String,
-    /// Tenant searched.
-    tenant: String,
-    /// Ranked results.
-    results: Vec<SearchResult>,
-}
-
-/// One ranked result.
-#[derive(Debug, Serialize)]
-pub struct SearchResult {
-    id: String,
-    source_id: String,
-    #[serde(rename = "type")]
-    memory_type: String,
-    title: Option<String>,
-    snippet: String,
-    score: f32,
-    bm25: Option<f32>,
-    cosine: Option<f32>,
-}
-
-impl From<SearchHit> for SearchResult {
-    fn from(hit: SearchHit) -> Self {
-        SearchResult {
-            snippet: snippet(&hit.text, 300),
-            id: hit.id,
-            source_id: hit.source_id,
-            memory_type: hit.memory_type,
-            title: hit.title,
-            score: hit.score,
-            bm25: hit.bm25,
-            cosine: hit.cosine,
-        }
     }
 }
 
@@ -189,61 +220,54 @@ pub fn snippet(text: &str, max: usize) -> String {
     format!("{} …", cut.trim_end())
 }
 
-async fn search(
-    State(state): State<AppState>,
-    Query(params): Query<SearchParams>,
-) -> Result<Json<SearchResponse>, ApiError> {
-    let tenant = params
-        .tenant
-        .unwrap_or_else(|| state.config.default_tenant.clone());
-    if !valid_tenant(&tenant) {
-        return Err(ApiError::bad_request(format!("invalid tenant {tenant:?}")));
-    }
-    if params.q.trim().is_empty() {
-        return Err(ApiError::bad_request("q must not be empty"));
-    }
-    let k = params.k.unwrap_or(10);
-    if k == 0 || k > state.config.max_k {
-        return Err(ApiError::bad_request(format!(
-            "k must be between 1 and {}",
-            state.config.max_k
-        )));
-    }
-    let request = SearchRequest {
-        query: params.q.clone(),
-        k,
-        tenant: tenant.clone(),
-        mode: params.mode.unwrap_or(SearchMode::Hybrid),
-    };
-    let hits = state.lance.search(&request).await?;
-    if let Some(usage) = &state.usage {
-        usage.report(&tenant, hits.iter().map(|h| h.id.clone()).collect());
-    }
-    Ok(Json(SearchResponse {
-        query: params.q,
-        tenant,
-        results: hits.into_iter().map(SearchResult::from).collect(),
-    }))
-}
-
 async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
     let rows = state.lance.count(None).await?;
     Ok(Json(json!({"status": "ok", "memory_rows": rows})))
 }
 
+async fn dashboard() -> Html<&'static str> {
+    Html(include_str!("dashboard.html"))
+}
+
 /// The router, for tests and for [`serve`].
 pub fn router(state: AppState) -> Router {
     let body_limit = state.config.max_body_bytes;
+    let timeout = std::time::Duration::from_millis(state.config.request_timeout_ms);
+    let concurrency = state.config.max_concurrent_requests.max(1);
+    let reads = Router::new()
+        .route("/v1/search", get(api::search))
+        .route("/v1/context", post(api::context))
+        .route("/v1/nodes/{id}", get(api::node))
+        .route("/v1/nodes/{id}/neighborhood", get(api::neighborhood))
+        .route("/v1/entities", get(api::entities))
+        .route("/v1/contradictions", get(api::contradictions))
+        .route("/v1/questions", get(api::questions))
+        .route("/v1/priorities", get(api::priorities))
+        .route("/v1/timeline", get(api::timeline))
+        .route("/v1/traverse", get(api::traverse))
+        .nest_service("/mcp", mcp::service(state.clone()))
+        .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::authenticate,
+        ));
     Router::new()
         .route("/healthz", get(healthz))
-        .route("/v1/search", get(search))
+        .route("/openapi.json", get(openapi::document))
+        .route("/dashboard", get(dashboard))
         .route("/v1/ingest", post(webhook::ingest))
+        .merge(reads)
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            timeout,
+        ))
+        .layer(tower::limit::ConcurrencyLimitLayer::new(concurrency))
         .with_state(state)
 }
 
-/// Open the stores and serve until the process is stopped.
-pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()> {
+/// Open the stores (LanceDB with the embedder, Neo4j, the usage reporter and the webhook's
+/// producer when configured) into the handlers' state.
+pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
     let embedder = if config.lancedb.embed {
         let model = config.model.clone();
         Some(Arc::new(
@@ -253,16 +277,10 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
         None
     };
     let lance = LanceSink::open(&config.lancedb, embedder).await?;
-    let listen = listen.unwrap_or_else(|| config.serve.listen.clone());
-    let addr: SocketAddr = listen
-        .parse()
-        .with_context(|| format!("listen address {listen:?}"))?;
+    let graph = GraphReader::new(epigraph_connectors::neo4j::connect_graph(&config.neo4j)?);
     let usage = if config.serve.report_usage {
         let producer = epigraph_connectors::kafka::EventProducer::new(&config.kafka)?;
-        Some(UsageReporter {
-            producer: Arc::new(producer),
-            topic: config.kafka.feedback_topic(),
-        })
+        Some(UsageReporter::new(producer, config.kafka.feedback_topic()))
     } else {
         None
     };
@@ -280,17 +298,30 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
             config.kafka.dead_letter_max_bytes,
         ))
     };
-    let state = AppState {
+    Ok(AppState::new(
         lance,
-        config: Arc::new(config.serve.clone()),
+        graph,
+        config.serve.clone(),
         webhook,
         usage,
-    };
+    ))
+}
+
+/// Open the stores and serve until the process is stopped.
+pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()> {
+    let listen = listen.unwrap_or_else(|| config.serve.listen.clone());
+    let addr: SocketAddr = listen
+        .parse()
+        .with_context(|| format!("listen address {listen:?}"))?;
+    auth::check_listen(&config.serve, &addr)?;
+    let state = open_state(&config).await?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
     info!(%addr, "serving");
-    println!("epigraph serve: listening on http://{addr}  (try /v1/search?q=...)");
+    println!(
+        "epigraph serve: listening on http://{addr}  (/v1/search?q=…, /dashboard, /openapi.json, /mcp)"
+    );
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown_signal())
         .await?;

@@ -1,0 +1,138 @@
+//! Who is asking: bearer tokens mapped to tenants (`[[serve.tokens]]`), or, without tokens, a
+//! loopback-only development mode where the `tenant` query parameter selects the tenant.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use epigraph_schemas::topics::valid_tenant;
+
+use super::{ApiError, AppState};
+use crate::config::ServeConfig;
+
+/// The tenant a request acts for, set by [`authenticate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tenant(pub String);
+
+/// The `tenant` query parameter of a request, if any.
+///
+/// ```
+/// use epigraph::serve::auth::tenant_parameter;
+/// assert_eq!(tenant_parameter(Some("q=x&tenant=acme")), Some("acme".to_string()));
+/// assert_eq!(tenant_parameter(Some("q=tenant")), None);
+/// assert_eq!(tenant_parameter(None), None);
+/// ```
+pub fn tenant_parameter(query: Option<&str>) -> Option<String> {
+    query?
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(key, _)| *key == "tenant")
+        .map(|(_, value)| value.to_string())
+}
+
+/// Resolve the tenant of a request from its `Authorization` header and `tenant` parameter.
+///
+/// ```
+/// use axum::http::HeaderMap;
+/// use epigraph::config::{IngestToken, ServeConfig};
+/// use epigraph::serve::auth::resolve;
+/// let mut config = ServeConfig::default();
+/// assert_eq!(resolve(&config, &HeaderMap::new(), Some("acme")).unwrap(), "acme");
+/// assert_eq!(resolve(&config, &HeaderMap::new(), None).unwrap(), "default");
+/// config.tokens.push(IngestToken { token: "s3cret".into(), tenant: "acme".into() });
+/// let mut headers = HeaderMap::new();
+/// assert_eq!(resolve(&config, &headers, None).unwrap_err().status().as_u16(), 401);
+/// headers.insert("authorization", "Bearer s3cret".parse().unwrap());
+/// assert_eq!(resolve(&config, &headers, None).unwrap(), "acme");
+/// assert_eq!(resolve(&config, &headers, Some("globex")).unwrap_err().status().as_u16(), 403);
+/// ```
+pub fn resolve(
+    config: &ServeConfig,
+    headers: &HeaderMap,
+    parameter: Option<&str>,
+) -> Result<String, ApiError> {
+    let tenant = if config.tokens.is_empty() {
+        parameter
+            .map(str::to_string)
+            .unwrap_or_else(|| config.default_tenant.clone())
+    } else {
+        let presented = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        let Some(presented) = presented else {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "missing bearer token: send `Authorization: Bearer <token>`",
+            ));
+        };
+        let Some(token) = config
+            .tokens
+            .iter()
+            .find(|t| constant_time_eq(t.token.as_bytes(), presented.as_bytes()))
+        else {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unknown bearer token",
+            ));
+        };
+        if let Some(asked) = parameter
+            && asked != token.tenant
+        {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "this token is bound to tenant {:?}; it cannot read tenant {asked:?}",
+                    token.tenant
+                ),
+            ));
+        }
+        token.tenant.clone()
+    };
+    if !valid_tenant(&tenant) {
+        return Err(ApiError::bad_request(format!("invalid tenant {tenant:?}")));
+    }
+    Ok(tenant)
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Middleware: resolve the tenant and put it in the request's extensions, or answer 401/403.
+pub async fn authenticate(
+    State(state): State<AppState>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let parameter = tenant_parameter(request.uri().query());
+    match resolve(&state.config, request.headers(), parameter.as_deref()) {
+        Ok(tenant) => {
+            request.extensions_mut().insert(Tenant(tenant));
+            next.run(request).await
+        }
+        Err(error) => {
+            let unauthorized = error.status() == StatusCode::UNAUTHORIZED;
+            let mut response = error.into_response();
+            if unauthorized {
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    header::HeaderValue::from_static("Bearer realm=\"epigraph\""),
+                );
+            }
+            response
+        }
+    }
+}
+
+/// Without tokens the service only listens on loopback.
+pub fn check_listen(config: &ServeConfig, addr: &std::net::SocketAddr) -> anyhow::Result<()> {
+    if config.tokens.is_empty() && !addr.ip().is_loopback() {
+        anyhow::bail!(
+            "refusing to listen on {addr} without [[serve.tokens]]: without tokens any caller could \
+             read any tenant; configure tokens or listen on 127.0.0.1"
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,82 @@
+//! The OpenAPI 3.1 document of the query service, generated from the handlers' annotations and
+//! served at `GET /openapi.json`.
+
+use axum::Json;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use super::api;
+use super::context::{ContextBlock, ContextItem, ContextSection};
+
+/// Adds the bearer-token scheme.
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// The document.
+#[derive(Debug, OpenApi)]
+#[openapi(
+    info(
+        title = "epigraph query service",
+        description = "Hybrid epistemic retrieval, context blocks and graph reads over an organisation's memory. With `[[serve.tokens]]` configured every `/v1` read needs `Authorization: Bearer <token>` and acts for the token's tenant; without, the service listens on loopback only and the `tenant` parameter selects the tenant."
+    ),
+    paths(
+        api::search,
+        api::context,
+        api::node,
+        api::neighborhood,
+        api::entities,
+        api::contradictions,
+        api::questions,
+        api::priorities,
+        api::timeline,
+        api::traverse
+    ),
+    components(schemas(ContextBlock, ContextItem, ContextSection, super::ErrorBody)),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+    tags(
+        (name = "retrieval", description = "Search and context blocks"),
+        (name = "graph", description = "Nodes, entities, contradictions, questions, priorities, timelines")
+    )
+)]
+pub struct ApiDoc;
+
+/// `GET /openapi.json`.
+pub async fn document() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_read_endpoint_is_documented() {
+        let doc = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let paths = doc["paths"].as_object().unwrap();
+        for path in [
+            "/v1/search",
+            "/v1/context",
+            "/v1/nodes/{id}",
+            "/v1/nodes/{id}/neighborhood",
+            "/v1/entities",
+            "/v1/contradictions",
+            "/v1/questions",
+            "/v1/priorities",
+            "/v1/timeline",
+            "/v1/traverse",
+        ] {
+            assert!(paths.contains_key(path), "{path} is missing");
+        }
+        assert!(doc["components"]["schemas"]["SearchResponse"].is_object());
+    }
+}

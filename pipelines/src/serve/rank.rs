@@ -1,0 +1,422 @@
+//! Graph-state modulation of retrieval (OIDA Eq. 2): `score = relevance · φ(K, type, edges, q)`,
+//! and the as-of view of a memory object.
+//!
+//! φ is a product of bounded factors, clamped to `[min, max]`:
+//!
+//! - **priority**: `1 − w/2 + w·K` (w = 0.5), so K = 0.5 is neutral and K spans
+//!   `[1 − w/2, 1 + w/2]`;
+//! - **standing**: a superseded object is demoted (`superseded`), an open question surfaced
+//!   (`open_question`), an answered one damped (`answered_question`);
+//! - **edges**: a contradicted object is demoted (`contradicted`, Mind Graph's −0.2), a supported
+//!   one promoted (`supported`, +0.1);
+//! - **query intent**: a query about history ("previous", "originally", …) lifts the superseded
+//!   demotion, one about conflicts lifts the contradiction demotion, one about open questions
+//!   raises the open-question factor to `open_question_asked`.
+//!
+//! Nothing is filtered: superseded and contradicted objects stay reachable, just lower.
+
+use epigraph_connectors::neo4j::{EdgeRef, MemoryCard};
+use serde::{Deserialize, Serialize};
+
+/// The factors of φ (`[serve.rank]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RankConfig {
+    /// Weight of K: the priority factor is `1 − w/2 + w·K`.
+    pub k_weight: f64,
+    /// Factor for a superseded object.
+    pub superseded: f64,
+    /// Factor for an object with a standing contradiction.
+    pub contradicted: f64,
+    /// Factor for an object with at least one `SUPPORTS` edge.
+    pub supported: f64,
+    /// Factor for an open question.
+    pub open_question: f64,
+    /// Factor for an open question when the query asks for open questions.
+    pub open_question_asked: f64,
+    /// Factor for an answered question.
+    pub answered_question: f64,
+    /// Lower bound of φ.
+    pub min: f64,
+    /// Upper bound of φ.
+    pub max: f64,
+}
+
+impl Default for RankConfig {
+    fn default() -> Self {
+        RankConfig {
+            k_weight: 0.5,
+            superseded: 0.5,
+            contradicted: 0.8,
+            supported: 1.1,
+            open_question: 1.1,
+            open_question_asked: 1.6,
+            answered_question: 0.85,
+            min: 0.2,
+            max: 2.0,
+        }
+    }
+}
+
+/// What a query asks about, from its words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Intent {
+    /// About history: earlier, superseded states are wanted.
+    pub history: bool,
+    /// About conflicts between sources.
+    pub conflict: bool,
+    /// About open questions and gaps.
+    pub open_questions: bool,
+}
+
+impl Intent {
+    /// Read the intent from the query's words.
+    ///
+    /// ```
+    /// use epigraph::serve::rank::Intent;
+    /// assert!(Intent::of("what was the original launch date?").history);
+    /// assert!(Intent::of("where do the sources disagree on pricing").conflict);
+    /// assert!(Intent::of("which questions are still unanswered").open_questions);
+    /// assert_eq!(Intent::of("launch date of Vortex"), Intent::default());
+    /// ```
+    pub fn of(query: &str) -> Intent {
+        let words: Vec<String> = query
+            .to_lowercase()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect();
+        let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+        let phrase = |p: &str| query.to_lowercase().contains(p);
+        Intent {
+            history: has(&[
+                "previous",
+                "previously",
+                "original",
+                "originally",
+                "earlier",
+                "history",
+                "superseded",
+                "former",
+                "formerly",
+                "old",
+                "before",
+                "changed",
+                "evolution",
+            ]) || phrase("used to"),
+            conflict: has(&[
+                "conflict",
+                "conflicts",
+                "conflicting",
+                "contradict",
+                "contradicts",
+                "contradiction",
+                "contradictions",
+                "disagree",
+                "disagreement",
+                "inconsistent",
+                "discrepancy",
+            ]),
+            open_questions: has(&[
+                "unanswered",
+                "unresolved",
+                "unknown",
+                "unknowns",
+                "gaps",
+                "gap",
+                "tbd",
+                "pending",
+            ]) || phrase("open question")
+                || phrase("open issue"),
+        }
+    }
+}
+
+/// A memory object as it stood at `as_of` (`None`: now): visibility, standing and the edges
+/// then in force.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AsOf<'a> {
+    /// The card.
+    pub card: &'a MemoryCard,
+    /// The instant, ms since the Unix epoch.
+    pub at: Option<i64>,
+}
+
+fn in_force(edge: &EdgeRef, at: Option<i64>) -> bool {
+    match at {
+        None => edge.t_invalid.is_none(),
+        Some(at) => edge.t_valid.is_none_or(|t| t <= at) && edge.t_invalid.is_none_or(|t| t > at),
+    }
+}
+
+impl<'a> AsOf<'a> {
+    /// Whether the object was valid by that instant (valid time: a document ingested today
+    /// about last spring is visible as of last spring; `recorded_at` says when epigraph learned
+    /// it).
+    ///
+    /// ```
+    /// use epigraph::serve::rank::AsOf;
+    /// use epigraph_connectors::neo4j::MemoryCard;
+    /// let card = MemoryCard { recorded_at: Some(500), t_valid: Some(50), ..Default::default() };
+    /// assert!(AsOf { card: &card, at: None }.visible());
+    /// assert!(AsOf { card: &card, at: Some(50) }.visible());
+    /// assert!(!AsOf { card: &card, at: Some(49) }.visible());
+    /// ```
+    pub fn visible(&self) -> bool {
+        match self.at {
+            None => true,
+            Some(at) => self.card.t_valid.is_none_or(|t| t <= at),
+        }
+    }
+
+    /// `current`, `superseded`, `open` or `answered` at that instant: a later supersession or
+    /// answer had not happened yet.
+    ///
+    /// ```
+    /// use epigraph::serve::rank::AsOf;
+    /// use epigraph_connectors::neo4j::MemoryCard;
+    /// let card = MemoryCard { standing: "superseded".into(), t_invalid: Some(200), ..Default::default() };
+    /// assert_eq!(AsOf { card: &card, at: None }.standing(), "superseded");
+    /// assert_eq!(AsOf { card: &card, at: Some(150) }.standing(), "current");
+    /// ```
+    pub fn standing(&self) -> &'static str {
+        let stored = self.card.standing.as_str();
+        let happened = match (self.at, self.card.t_invalid) {
+            (None, _) => true,
+            (Some(at), Some(t)) => t <= at,
+            (Some(_), None) => true,
+        };
+        match (stored, happened) {
+            ("superseded", true) => "superseded",
+            ("superseded", false) => "current",
+            ("answered", true) => "answered",
+            ("answered", false) | ("open", _) => "open",
+            _ => "current",
+        }
+    }
+
+    /// Contradiction partners in force at that instant.
+    pub fn contradicts(&self) -> Vec<&'a EdgeRef> {
+        self.card
+            .contradicts
+            .iter()
+            .filter(|e| in_force(e, self.at))
+            .collect()
+    }
+
+    /// Memory objects that had superseded it by then.
+    pub fn superseded_by(&self) -> Vec<&'a EdgeRef> {
+        self.card
+            .superseded_by
+            .iter()
+            .filter(|e| self.at.is_none_or(|at| e.t_valid.is_none_or(|t| t <= at)))
+            .collect()
+    }
+
+    /// Statements that had answered it by then.
+    pub fn answered_by(&self) -> Vec<&'a EdgeRef> {
+        self.card
+            .answered_by
+            .iter()
+            .filter(|e| self.at.is_none_or(|at| e.t_valid.is_none_or(|t| t <= at)))
+            .collect()
+    }
+}
+
+/// φ and its factors, for explain mode.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Phi {
+    /// The bounded product.
+    pub phi: f64,
+    /// Priority factor.
+    pub priority: f64,
+    /// Standing factor.
+    pub standing: f64,
+    /// Edge factor.
+    pub edges: f64,
+    /// K used (0.5 when not computed yet).
+    pub k: f64,
+}
+
+impl RankConfig {
+    /// φ of a memory object as of an instant, for a query of the given intent.
+    ///
+    /// ```
+    /// use epigraph::serve::rank::{AsOf, Intent, RankConfig};
+    /// use epigraph_connectors::neo4j::MemoryCard;
+    /// let config = RankConfig::default();
+    /// let current = MemoryCard { standing: "current".into(), k: Some(0.5), ..Default::default() };
+    /// let old = MemoryCard { standing: "superseded".into(), k: Some(0.5), ..Default::default() };
+    /// let phi = |c: &MemoryCard, q: &str| config.phi(&AsOf { card: c, at: None }, Intent::of(q)).phi;
+    /// assert!(phi(&old, "launch date") < phi(&current, "launch date"));
+    /// assert_eq!(phi(&old, "the original launch date"), phi(&current, "the original launch date"));
+    /// ```
+    pub fn phi(&self, view: &AsOf<'_>, intent: Intent) -> Phi {
+        let k = view.card.k.unwrap_or(0.5).clamp(0.0, 1.0);
+        let priority = 1.0 - self.k_weight / 2.0 + self.k_weight * k;
+        let standing = match view.standing() {
+            "superseded" if !intent.history => self.superseded,
+            "open" if view.card.memory_type == "QUESTION" => {
+                if intent.open_questions {
+                    self.open_question_asked
+                } else {
+                    self.open_question
+                }
+            }
+            "answered" => self.answered_question,
+            _ => 1.0,
+        };
+        let mut edges = 1.0;
+        if !view.contradicts().is_empty() && !intent.conflict {
+            edges *= self.contradicted;
+        }
+        if view.card.supported > 0 {
+            edges *= self.supported;
+        }
+        Phi {
+            phi: (priority * standing * edges).clamp(self.min, self.max),
+            priority,
+            standing,
+            edges,
+            k,
+        }
+    }
+}
+
+/// Parse an `as_of` value: milliseconds since the Unix epoch, an RFC 3339 instant or a date
+/// (`2026-03-01`, read as the end of that day, UTC).
+///
+/// ```
+/// use epigraph::serve::rank::parse_instant;
+/// assert_eq!(parse_instant("86400000").unwrap(), 86_400_000);
+/// assert_eq!(parse_instant("1970-01-02T00:00:00Z").unwrap(), 86_400_000);
+/// assert_eq!(parse_instant("1970-01-01").unwrap(), 86_400_000 - 1);
+/// assert!(parse_instant("yesterday").is_err());
+/// ```
+pub fn parse_instant(value: &str) -> Result<i64, String> {
+    let value = value.trim();
+    if let Ok(ms) = value.parse::<i64>() {
+        return Ok(ms);
+    }
+    if let Ok(instant) = chrono::DateTime::parse_from_rfc3339(value) {
+        return Ok(instant.timestamp_millis());
+    }
+    if let Ok(date) = chrono::NaiveDate::parse_from_str(value, "%Y-%m-%d") {
+        let end = date
+            .succ_opt()
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .ok_or_else(|| format!("date {value:?} is out of range"))?;
+        return Ok(end.and_utc().timestamp_millis() - 1);
+    }
+    Err(format!(
+        "as_of {value:?} is neither milliseconds since the epoch, an RFC 3339 instant nor a YYYY-MM-DD date"
+    ))
+}
+
+/// An instant as an RFC 3339 date-time (UTC, seconds), for display.
+///
+/// ```
+/// assert_eq!(epigraph::serve::rank::show_instant(86_400_000), "1970-01-02T00:00:00Z");
+/// ```
+pub fn show_instant(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|d| d.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| ms.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn card(standing: &str, memory_type: &str) -> MemoryCard {
+        MemoryCard {
+            standing: standing.into(),
+            memory_type: memory_type.into(),
+            k: Some(0.5),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn phi_is_bounded_and_ordered_by_k() {
+        let config = RankConfig::default();
+        let mut low = card("current", "DECISION");
+        low.k = Some(0.0);
+        let mut high = card("current", "DECISION");
+        high.k = Some(1.0);
+        let phi = |c: &MemoryCard| {
+            config
+                .phi(&AsOf { card: c, at: None }, Intent::default())
+                .phi
+        };
+        assert!(phi(&low) < phi(&high));
+        assert!((config.min..=config.max).contains(&phi(&low)));
+        assert!((config.min..=config.max).contains(&phi(&high)));
+    }
+
+    #[test]
+    fn a_contradiction_demotes_unless_conflicts_are_asked_for() {
+        let config = RankConfig::default();
+        let mut disputed = card("current", "EVIDENCE");
+        disputed.contradicts.push(EdgeRef {
+            id: "x".into(),
+            ..Default::default()
+        });
+        let plain = card("current", "EVIDENCE");
+        let phi =
+            |c: &MemoryCard, q: &str| config.phi(&AsOf { card: c, at: None }, Intent::of(q)).phi;
+        assert!(phi(&disputed, "revenue") < phi(&plain, "revenue"));
+        assert_eq!(
+            phi(&disputed, "conflicting revenue"),
+            phi(&plain, "conflicting revenue")
+        );
+    }
+
+    #[test]
+    fn an_ended_contradiction_is_not_in_force() {
+        let mut c = card("current", "EVIDENCE");
+        c.contradicts.push(EdgeRef {
+            id: "x".into(),
+            t_valid: Some(10),
+            t_invalid: Some(20),
+            recorded_at: Some(10),
+        });
+        assert!(AsOf { card: &c, at: None }.contradicts().is_empty());
+        assert_eq!(
+            AsOf {
+                card: &c,
+                at: Some(15)
+            }
+            .contradicts()
+            .len(),
+            1
+        );
+        assert!(
+            AsOf {
+                card: &c,
+                at: Some(5)
+            }
+            .contradicts()
+            .is_empty()
+        );
+        assert!(
+            AsOf {
+                card: &c,
+                at: Some(25)
+            }
+            .contradicts()
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn open_questions_rise_when_asked_for() {
+        let config = RankConfig::default();
+        let q = card("open", "QUESTION");
+        let answered = card("answered", "QUESTION");
+        let phi =
+            |c: &MemoryCard, q: &str| config.phi(&AsOf { card: c, at: None }, Intent::of(q)).phi;
+        assert!(phi(&q, "what is still unresolved") > phi(&q, "pricing"));
+        assert!(phi(&answered, "pricing") < phi(&q, "pricing"));
+    }
+}
