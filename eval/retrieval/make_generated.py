@@ -308,8 +308,9 @@ def write(out, corpus, queries):
     (out / "qrels").mkdir(parents=True, exist_ok=True)
     with open(out / "corpus.jsonl", "w", encoding="utf-8") as f:
         for sid, e in corpus.items():
-            f.write(json.dumps({"_id": sid, "title": e["title"], "text": e["body"]},
-                               ensure_ascii=False) + "\n")
+            doc = {"_id": sid, "title": e["title"], "text": e["body"],
+                   "metadata": {"occurred_at": e["occurred_at"], "kind": e["kind"]}}
+            f.write(json.dumps(doc, ensure_ascii=False) + "\n")
     with open(out / "queries.jsonl", "w", encoding="utf-8") as f:
         for q in queries:
             f.write(json.dumps({"_id": q["_id"], "text": q["text"],

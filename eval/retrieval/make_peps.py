@@ -57,6 +57,15 @@ def parse(path: Path):
     return dict(fields), [(k, v) for k, v in fields if k in KEEP], body.strip() + "\n"
 
 
+def created_at(value):
+    """`07-Jul-2001` (the PEP header's format) as an RFC 3339 instant, or None."""
+    from datetime import datetime
+    try:
+        return datetime.strptime(value.strip(), "%d-%b-%Y").strftime("%Y-%m-%dT00:00:00Z")
+    except ValueError:
+        return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--src", default="/work/shared/fixtures/peps")
@@ -71,6 +80,9 @@ def main():
             text = "\n".join(f"{k}: {v}" for k, v in kept) + "\n\n" + body
             total += len(text.encode("utf-8"))
             doc = {"_id": f"pep-{n:04d}", "title": fields["Title"], "text": text}
+            created = created_at(fields.get("Created", ""))
+            if created is not None:
+                doc["metadata"] = {"occurred_at": created}
             f.write(json.dumps(doc, ensure_ascii=False) + "\n")
     print(f"{len(PEPS)} documents, {total} bytes of text -> {out / 'corpus.jsonl'}")
 

@@ -13,6 +13,44 @@ struct CorpusLine {
     #[serde(default)]
     title: Option<String>,
     text: String,
+    #[serde(default)]
+    metadata: Option<serde_json::Value>,
+}
+
+/// What the optional `metadata` object of a corpus line may say about the document: when it
+/// was written (`occurred_at`: ms since the Unix epoch or RFC 3339) and its connector family
+/// (`kind`: `document`, `chat`, `email`, `calendar`). Time matters to an epistemic memory: without
+/// it nothing can supersede anything.
+#[derive(Debug, Default, PartialEq)]
+struct LineMetadata {
+    occurred_at: Option<i64>,
+    kind: Option<SourceKind>,
+}
+
+fn metadata_of(value: Option<&serde_json::Value>) -> Result<LineMetadata, String> {
+    let Some(object) = value.and_then(|v| v.as_object()) else {
+        return Ok(LineMetadata::default());
+    };
+    let occurred_at = match object.get("occurred_at") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::Number(n)) => Some(
+            n.as_i64()
+                .ok_or_else(|| format!("metadata.occurred_at {n} is not whole milliseconds"))?,
+        ),
+        Some(serde_json::Value::String(s)) => Some(
+            chrono::DateTime::parse_from_rfc3339(s)
+                .map_err(|e| format!("metadata.occurred_at {s:?} is not RFC 3339: {e}"))?
+                .timestamp_millis(),
+        ),
+        Some(other) => return Err(format!("metadata.occurred_at {other} is not a time")),
+    };
+    let kind = match object.get("kind").and_then(|k| k.as_str()) {
+        None => None,
+        Some(name) => Some(
+            SourceKind::parse(name).ok_or_else(|| format!("metadata.kind {name:?} is unknown"))?,
+        ),
+    };
+    Ok(LineMetadata { occurred_at, kind })
 }
 
 /// Read `corpus.jsonl` from a BEIR folder (or the file itself).
@@ -45,9 +83,10 @@ pub fn read_corpus(
         }
         let location = format!("{}:{}", file.display(), index + 1);
         match parse_line(raw) {
-            Ok((id, title, text)) => {
-                let mut event =
-                    SourceEvent::upsert(tenant, SourceKind::Document, &id, title, text, now);
+            Ok((id, title, text, metadata)) => {
+                let kind = metadata.kind.unwrap_or(SourceKind::Document);
+                let mut event = SourceEvent::upsert(tenant, kind, &id, title, text, now);
+                event.occurred_at = metadata.occurred_at.or(event.occurred_at);
                 event.extras.insert("corpus".into(), "beir".into());
                 scan.events.push(event);
             }
@@ -66,7 +105,7 @@ pub fn read_corpus(
     Ok(scan)
 }
 
-fn parse_line(raw: &[u8]) -> Result<(String, Option<String>, String), String> {
+fn parse_line(raw: &[u8]) -> Result<(String, Option<String>, String, LineMetadata), String> {
     let line: CorpusLine =
         serde_json::from_slice(raw).map_err(|e| format!("not a BEIR corpus line: {e}"))?;
     let id = match line.id {
@@ -79,7 +118,8 @@ fn parse_line(raw: &[u8]) -> Result<(String, Option<String>, String), String> {
         }
     };
     let title = line.title.filter(|t| !t.trim().is_empty());
-    Ok((id, title, line.text))
+    let metadata = metadata_of(line.metadata.as_ref())?;
+    Ok((id, title, line.text, metadata))
 }
 
 #[cfg(test)]
@@ -158,5 +198,22 @@ mod tests {
             scan.dead_letters[1].reason
         );
         assert!(scan.dead_letters[1].location.ends_with(":4"));
+    }
+
+    #[test]
+    fn metadata_gives_time_and_kind() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = concat!(
+            "{\"_id\": \"a\", \"text\": \"x\", \"metadata\": {\"occurred_at\": 1000, \"kind\": \"chat\"}}\n",
+            "{\"_id\": \"b\", \"text\": \"y\", \"metadata\": {\"occurred_at\": \"1970-01-01T00:00:02Z\"}}\n",
+            "{\"_id\": \"c\", \"text\": \"z\", \"metadata\": {\"occurred_at\": \"soon\"}}\n",
+        );
+        std::fs::write(dir.path().join("corpus.jsonl"), corpus).unwrap();
+        let scan = read_corpus(dir.path(), "t", 256).unwrap();
+        assert_eq!(scan.events[0].occurred_at, Some(1000));
+        assert_eq!(scan.events[0].source_kind, SourceKind::Chat);
+        assert_eq!(scan.events[1].occurred_at, Some(2000));
+        assert_eq!(scan.events[1].source_kind, SourceKind::Document);
+        assert!(scan.dead_letters[0].reason.contains("RFC 3339"));
     }
 }

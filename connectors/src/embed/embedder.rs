@@ -168,4 +168,64 @@ mod tests {
         let alone = embedder.embed(&[texts[1]]).unwrap();
         assert!(cosine(&alone[0], &vectors[1]) > 0.9999);
     }
+
+    /// Agreement with sentence-transformers: `tests/fixtures/minilm_reference.json` holds vectors
+    /// of the same model files computed by `eval/embedder/reference.py` (a NumPy implementation of
+    /// what sentence-transformers runs; it reproduces the cosines its documentation publishes) for
+    /// short, non-ASCII, question, list-item, code/URL and a 322-word-piece text (truncated at
+    /// 256). Embedded here in one batch, so padding is exercised too.
+    #[test]
+    fn vectors_match_the_sentence_transformers_reference() {
+        let reference: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/minilm_reference.json"))
+                .unwrap();
+        let sentences: Vec<&str> = reference["sentences"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        let expected: Vec<Vec<f32>> = reference["vectors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                v.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_f64().unwrap() as f32)
+                    .collect()
+            })
+            .collect();
+        assert_eq!(sentences.len(), expected.len());
+        let embedder = Embedder::load(&EmbedConfig {
+            batch_size: sentences.len(),
+            ..EmbedConfig::default()
+        })
+        .expect("model files (deploy/local/services.sh model)");
+        let vectors = embedder.embed(&sentences).unwrap();
+        let cosines: Vec<f32> = vectors
+            .iter()
+            .zip(&expected)
+            .map(|(v, e)| {
+                assert_eq!(v.len(), e.len());
+                cosine(v, e) / cosine(e, e).sqrt()
+            })
+            .collect();
+        let min = cosines.iter().copied().fold(f32::INFINITY, f32::min);
+        let mean = cosines.iter().sum::<f32>() / cosines.len() as f32;
+        let max_diff = vectors
+            .iter()
+            .flatten()
+            .zip(expected.iter().flatten())
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        eprintln!(
+            "cosine with the reference: min {min:.6}, mean {mean:.6}, each {cosines:?}; \
+             largest component difference {max_diff:.2e}"
+        );
+        for (sentence, c) in sentences.iter().zip(&cosines) {
+            assert!(*c >= 0.99, "cosine {c} for {sentence:?}");
+        }
+    }
 }

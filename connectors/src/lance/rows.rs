@@ -102,6 +102,63 @@ pub fn to_batch(
     )
 }
 
+/// The rows of a result batch that has every column of [`memory_schema`] but the vector.
+pub fn rows_of(batch: &RecordBatch) -> Vec<MemoryRow> {
+    let text = |name: &str| string_column(batch, name);
+    let int = |name: &str| {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<Int64Array>())
+    };
+    let (
+        Some(id),
+        Some(tenant),
+        Some(memory_type),
+        Some(title),
+        Some(body),
+        Some(source_id),
+        Some(source_version),
+        Some(span_start),
+        Some(span_end),
+        Some(t_valid),
+        Some(t_invalid),
+        Some(content_hash),
+    ) = (
+        text("id"),
+        text("tenant"),
+        text("memory_type"),
+        text("title"),
+        text("text"),
+        text("source_id"),
+        text("source_version"),
+        int("span_start"),
+        int("span_end"),
+        int("t_valid"),
+        int("t_invalid"),
+        text("content_hash"),
+    )
+    else {
+        return Vec::new();
+    };
+    let opt = |a: &Int64Array, i: usize| (!a.is_null(i)).then(|| a.value(i));
+    (0..batch.num_rows())
+        .map(|i| MemoryRow {
+            id: id.value(i).to_string(),
+            tenant: tenant.value(i).to_string(),
+            memory_type: memory_type.value(i).to_string(),
+            title: (!title.is_null(i)).then(|| title.value(i).to_string()),
+            text: body.value(i).to_string(),
+            source_id: source_id.value(i).to_string(),
+            source_version: source_version.value(i).to_string(),
+            span_start: span_start.value(i),
+            span_end: span_end.value(i),
+            t_valid: opt(t_valid, i),
+            t_invalid: opt(t_invalid, i),
+            content_hash: content_hash.value(i).to_string(),
+        })
+        .collect()
+}
+
 /// A string column of a result batch, by name.
 pub(crate) fn string_column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a StringArray> {
     batch
@@ -139,8 +196,13 @@ mod tests {
             t_invalid: None,
             content_hash: "h".into(),
         };
-        let batch = to_batch(&[row.clone(), row], &[Some(vec![0.5; DIMENSIONS]), None]).unwrap();
+        let batch = to_batch(
+            &[row.clone(), row.clone()],
+            &[Some(vec![0.5; DIMENSIONS]), None],
+        )
+        .unwrap();
         let vectors = batch.column_by_name("vector").unwrap();
         assert_eq!((batch.num_rows(), vectors.null_count()), (2, 1));
+        assert_eq!(rows_of(&batch), vec![row.clone(), row]);
     }
 }

@@ -12,7 +12,7 @@ use lancedb::{Connection, Table, connect};
 use tracing::{debug, info};
 
 use super::LanceConfig;
-use super::rows::{MemoryRow, memory_schema, quote, string_column, to_batch};
+use super::rows::{MemoryRow, memory_schema, quote, rows_of, string_column, to_batch};
 use crate::ConnectorError;
 use crate::embed::Embedder;
 
@@ -112,6 +112,65 @@ impl LanceSink {
         .await
         .map_err(|e| ConnectorError::Model(format!("embedding task: {e}")))??;
         Ok(vectors.into_iter().map(Some).collect())
+    }
+
+    /// Rows whose vector is still missing (written without an embedder, or before the vectors
+    /// caught up) get one: up to `batch` rows at a time are read, `vectorise` computes their
+    /// vectors from their texts, and the rows are written back by id; until none is left.
+    /// Returns how many rows were filled. Meant for when the pipeline is not rewriting the same
+    /// rows (a backfill, a benchmark): a row changed in between would get its old text back.
+    pub async fn backfill_vectors<F>(
+        &self,
+        filter: Option<&str>,
+        batch: usize,
+        mut vectorise: F,
+    ) -> Result<usize, ConnectorError>
+    where
+        F: FnMut(&[&str]) -> Result<Vec<Vec<f32>>, ConnectorError>,
+    {
+        let condition = match filter {
+            Some(filter) => format!("vector IS NULL AND ({filter})"),
+            None => "vector IS NULL".to_string(),
+        };
+        let columns: Vec<String> = memory_schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .filter(|name| name != "vector")
+            .collect();
+        let mut filled = 0;
+        loop {
+            let batches: Vec<RecordBatch> = self
+                .table
+                .query()
+                .only_if(condition.as_str())
+                .select(Select::columns(&columns))
+                .limit(batch.max(1))
+                .execute()
+                .await
+                .map_err(ConnectorError::lance("reading rows without vectors"))?
+                .try_collect()
+                .await
+                .map_err(ConnectorError::lance("reading rows without vectors"))?;
+            let rows: Vec<MemoryRow> = batches.iter().flat_map(rows_of).collect();
+            if rows.is_empty() {
+                return Ok(filled);
+            }
+            let texts: Vec<&str> = rows.iter().map(|r| r.text.as_str()).collect();
+            let vectors: Vec<Option<Vec<f32>>> = vectorise(&texts)?.into_iter().map(Some).collect();
+            let written = to_batch(&rows, &vectors)
+                .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
+            let mut merge = self.table.merge_insert(&["id"]);
+            merge.when_matched_update_all(None);
+            merge
+                .execute(Box::new(RecordBatchIterator::new(
+                    vec![Ok(written)],
+                    memory_schema(),
+                )))
+                .await
+                .map_err(ConnectorError::lance("writing vectors"))?;
+            filled += rows.len();
+        }
     }
 
     /// Delete every row (of one tenant): the view is rebuilt from the record afterwards.

@@ -22,6 +22,8 @@ use serde::{Deserialize, Serialize};
 pub struct BeirSet {
     /// Queries: id and text, in file order.
     pub queries: Vec<(String, String)>,
+    /// Query id → its `metadata.kind`, when given (`state`, `lookup`, …).
+    pub kinds: HashMap<String, String>,
     /// Query id → document id → graded relevance.
     pub qrels: HashMap<String, HashMap<String, i64>>,
     /// State-sensitive pairs.
@@ -49,6 +51,8 @@ impl BeirSet {
             #[serde(rename = "_id")]
             id: String,
             text: String,
+            #[serde(default)]
+            metadata: Option<serde_json::Value>,
         }
         let read = |name: &str| -> Result<String> {
             std::fs::read_to_string(dir.join(name))
@@ -67,6 +71,14 @@ impl BeirSet {
             }
             let q: Query =
                 serde_json::from_str(line).with_context(|| format!("queries.jsonl:{}", n + 1))?;
+            if let Some(kind) = q
+                .metadata
+                .as_ref()
+                .and_then(|m| m.get("kind"))
+                .and_then(|k| k.as_str())
+            {
+                set.kinds.insert(q.id.clone(), kind.to_string());
+            }
             set.queries.push((q.id, q.text));
         }
         for (n, line) in read("qrels/test.tsv")?.lines().enumerate() {
@@ -311,10 +323,14 @@ pub struct RetrievalReport {
     pub ingest_seconds: f64,
     /// Median search latency, ms.
     pub search_p50_ms: f64,
-    /// Scores of epigraph (`/v1/search?level=source`, the given mode).
+    /// Scores of epigraph (`/v1/search?level=source`, the given mode, φ applied).
     pub epigraph: RetrievalScores,
-    /// Scores of epigraph without graph-state modulation would need another service; the
-    /// baseline, when `--baseline` ran it, is here.
+    /// The same retrieval without the graph-state modulation (`modulate=false`): what the
+    /// graph adds.
+    pub epigraph_unmodulated: RetrievalScores,
+    /// nDCG@10 per query kind (`metadata.kind` of the queries), with and without φ.
+    pub ndcg10_by_kind: std::collections::BTreeMap<String, (f64, f64, usize)>,
+    /// The BM25 baseline, when `--baseline` ran it.
     pub baseline: Option<serde_json::Value>,
     /// Per state pair: whether epigraph ranked the current document first.
     pub state_failures: Vec<StatePair>,
@@ -402,44 +418,76 @@ pub async fn evaluate_retrieval(
         tokio::spawn(async move { axum::serve(listener, crate::serve::router(state)).await });
     let client = reqwest::Client::new();
     let mut rankings = HashMap::new();
+    let mut unmodulated = HashMap::new();
     let mut latencies = Vec::new();
-    let bar = crate::cli::ingest::progress_bar(set.queries.len() as u64, "querying");
-    for (id, text) in &set.queries {
-        let t = std::time::Instant::now();
-        let response = client
-            .get(format!("http://{addr}/v1/search"))
-            .query(&[
-                ("q", text.as_str()),
-                ("k", &options.k.to_string()),
-                ("level", "source"),
-                ("mode", options.mode.as_str()),
-                ("tenant", tenant.as_str()),
-            ])
-            .send()
-            .await?;
-        latencies.push(t.elapsed().as_secs_f64() * 1000.0);
-        let status = response.status();
-        let body: serde_json::Value = response.json().await?;
-        if !status.is_success() {
-            bail!("query {id}: {status}: {body}");
+    let bar = crate::cli::ingest::progress_bar(2 * set.queries.len() as u64, "querying");
+    for (modulate, into) in [("true", &mut rankings), ("false", &mut unmodulated)] {
+        for (id, text) in &set.queries {
+            let t = std::time::Instant::now();
+            let response = client
+                .get(format!("http://{addr}/v1/search"))
+                .query(&[
+                    ("q", text.as_str()),
+                    ("k", &options.k.to_string()),
+                    ("level", "source"),
+                    ("mode", options.mode.as_str()),
+                    ("modulate", modulate),
+                    ("tenant", tenant.as_str()),
+                ])
+                .send()
+                .await?;
+            if modulate == "true" {
+                latencies.push(t.elapsed().as_secs_f64() * 1000.0);
+            }
+            let status = response.status();
+            let body: serde_json::Value = response.json().await?;
+            if !status.is_success() {
+                bail!("query {id}: {status}: {body}");
+            }
+            let ranking: Vec<String> = body["results"]
+                .as_array()
+                .map(|results| {
+                    results
+                        .iter()
+                        .filter_map(|r| r["source_id"].as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            into.insert(id.clone(), ranking);
+            bar.inc(1);
         }
-        let ranking: Vec<String> = body["results"]
-            .as_array()
-            .map(|results| {
-                results
-                    .iter()
-                    .filter_map(|r| r["source_id"].as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
-        rankings.insert(id.clone(), ranking);
-        bar.inc(1);
     }
     bar.finish_and_clear();
     server.abort();
     latencies.sort_by(f64::total_cmp);
     let search_p50_ms = latencies.get(latencies.len() / 2).copied().unwrap_or(0.0);
     let epigraph = score(&format!("epigraph-{}", options.mode), &set, &rankings);
+    let epigraph_unmodulated = score(
+        &format!("epigraph-{}-unmodulated", options.mode),
+        &set,
+        &unmodulated,
+    );
+    let mut ndcg10_by_kind = std::collections::BTreeMap::new();
+    for (id, _) in &set.queries {
+        let (Some(kind), Some(qrels)) = (set.kinds.get(id), set.qrels.get(id)) else {
+            continue;
+        };
+        if !qrels.values().any(|r| *r > 0) {
+            continue;
+        }
+        let empty = Vec::new();
+        let entry = ndcg10_by_kind
+            .entry(kind.clone())
+            .or_insert((0.0, 0.0, 0usize));
+        entry.0 += ndcg(rankings.get(id).unwrap_or(&empty), qrels, 10);
+        entry.1 += ndcg(unmodulated.get(id).unwrap_or(&empty), qrels, 10);
+        entry.2 += 1;
+    }
+    for entry in ndcg10_by_kind.values_mut() {
+        let n = entry.2.max(1) as f64;
+        entry.0 = round4(entry.0 / n);
+        entry.1 = round4(entry.1 / n);
+    }
     let state_failures = set
         .state
         .iter()
@@ -464,6 +512,8 @@ pub async fn evaluate_retrieval(
         ingest_seconds: round4(ingest_seconds),
         search_p50_ms: round4(search_p50_ms),
         epigraph,
+        epigraph_unmodulated,
+        ndcg10_by_kind,
         baseline,
         state_failures,
     })
@@ -509,6 +559,7 @@ mod tests {
                 superseded: "d3".into(),
             }],
             documents: 3,
+            ..Default::default()
         };
         let rankings = HashMap::from([
             ("q1".to_string(), vec!["d1".to_string(), "d3".to_string()]),

@@ -101,6 +101,9 @@ pub struct SearchParams {
     pub mode: Option<SearchMode>,
     /// Return the score components.
     pub explain: Option<bool>,
+    /// Apply the graph-state modulation φ (default true); `false` ranks by relevance alone
+    /// (an ablation: what the graph adds).
+    pub modulate: Option<bool>,
     /// Tenant (development mode only; with tokens the token decides).
     pub tenant: Option<String>,
 }
@@ -126,6 +129,8 @@ pub struct Explain {
     pub phi_standing: f64,
     /// Edge factor of φ.
     pub phi_edges: f64,
+    /// Recency factor of φ (questions about the present).
+    pub phi_recency: f64,
     /// K used.
     pub k: f64,
     /// Intent read from the query: history, conflict, open questions.
@@ -228,6 +233,8 @@ pub struct SearchQuery {
     pub mode: SearchMode,
     /// Candidates per retriever.
     pub candidates: usize,
+    /// Apply φ.
+    pub modulate: bool,
 }
 
 /// A ranked memory object.
@@ -266,6 +273,15 @@ pub async fn rank(
     let mut cards = state.graph.memory_cards(tenant, &ids).await?;
     let relevance_of = Relevance::of(&hits, query.mode);
     let intent = Intent::of(&query.text);
+    let times: Vec<i64> = hits
+        .iter()
+        .filter_map(|h| cards.get(&h.id).and_then(|c| c.t_valid))
+        .collect();
+    let span = times
+        .iter()
+        .min()
+        .zip(times.iter().max())
+        .map(|(lo, hi)| (*lo, *hi));
     let mut ranked = Vec::new();
     for hit in hits {
         let card = cards.remove(&hit.id).unwrap_or_else(|| MemoryCard {
@@ -287,7 +303,15 @@ pub async fn rank(
         if !query.include_superseded && view.standing() == "superseded" {
             continue;
         }
-        let phi = state.config.rank.phi(&view, intent);
+        let recency = match (span, card.t_valid) {
+            (Some((lo, hi)), Some(t)) if hi > lo => Some((t - lo) as f64 / (hi - lo) as f64),
+            (Some(_), Some(_)) => Some(1.0),
+            _ => None,
+        };
+        let mut phi = state.config.rank.phi(&view, intent, recency);
+        if !query.modulate {
+            phi.phi = 1.0;
+        }
         let relevance = relevance_of.of_hit(&hit);
         ranked.push(Ranked {
             score: relevance * phi.phi,
@@ -296,6 +320,9 @@ pub async fn rank(
             relevance,
             phi,
         });
+    }
+    if query.modulate && !intent.history {
+        below_successors(&mut ranked, query.as_of, state.config.rank.below_successor);
     }
     ranked.sort_by(|a, b| {
         b.score
@@ -327,6 +354,37 @@ pub async fn rank(
         }
     }
     Ok((ranked, related))
+}
+
+/// A superseded candidate whose successor is also a candidate ranks just below it (its score is
+/// capped at `factor` times the successor's), newest first so that a chain keeps its order: the
+/// old state stays near the top when it is relevant, but never above what replaced it.
+pub fn below_successors(ranked: &mut [Ranked], at: Option<i64>, factor: f64) {
+    let mut order: Vec<usize> = (0..ranked.len()).collect();
+    order.sort_by_key(|i| std::cmp::Reverse(ranked[*i].card.t_valid.unwrap_or(i64::MIN)));
+    let index: HashMap<String, usize> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.card.id.clone(), i))
+        .collect();
+    for i in order {
+        let view = AsOf {
+            card: &ranked[i].card,
+            at,
+        };
+        if view.standing() != "superseded" {
+            continue;
+        }
+        let cap = view
+            .superseded_by()
+            .iter()
+            .filter_map(|e| index.get(&e.id))
+            .map(|j| ranked[*j].score * factor)
+            .fold(f64::NAN, f64::max);
+        if cap.is_finite() && ranked[i].score > cap {
+            ranked[i].score = cap;
+        }
+    }
 }
 
 /// Relevance of a candidate from its retrievers' own scores, each min–max normalised over the
@@ -429,11 +487,13 @@ fn result(r: &Ranked, at: Option<i64>, via: &str, explain: bool, intent: Intent)
             phi_priority: r.phi.priority,
             phi_standing: r.phi.standing,
             phi_edges: r.phi.edges,
+            phi_recency: r.phi.recency,
             k: r.phi.k,
             intent: [
                 ("history", intent.history),
                 ("conflict", intent.conflict),
                 ("open_questions", intent.open_questions),
+                ("current", intent.current),
             ]
             .into_iter()
             .filter(|(_, on)| *on)
@@ -580,6 +640,7 @@ pub fn search_query(state: &AppState, params: &SearchParams) -> Result<SearchQue
         include_superseded: params.include_superseded.unwrap_or(true),
         mode: params.mode.unwrap_or(SearchMode::Hybrid),
         candidates,
+        modulate: params.modulate.unwrap_or(true),
     })
 }
 
@@ -661,6 +722,7 @@ pub async fn context_block(
         include_superseded: true,
         mode: SearchMode::Hybrid,
         candidates: 200,
+        modulate: true,
     };
     let (ranked, related) = rank(state, tenant, &query).await?;
     let top: Vec<MemoryCard> = ranked

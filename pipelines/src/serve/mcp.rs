@@ -128,6 +128,7 @@ impl EpigraphMcp {
             level: Some(level),
             mode: None,
             explain: None,
+            modulate: None,
             tenant: None,
         };
         let query = api::search_query(&self.state, &params).map_err(to_tool_error)?;

@@ -11,7 +11,10 @@
 //!   one promoted (`supported`, +0.1);
 //! - **query intent**: a query about history ("previous", "originally", …) lifts the superseded
 //!   demotion, one about conflicts lifts the contradiction demotion, one about open questions
-//!   raises the open-question factor to `open_question_asked`.
+//!   raises the open-question factor to `open_question_asked`, and one about the current state
+//!   ("now", "currently", "latest", …) favours the newer candidates: a recency factor
+//!   `1 − r/2 + r·x` with `x` the candidate's valid time placed between the oldest (0) and the
+//!   newest (1) candidate and `r = current_recency` — for chains the judge did not link.
 //!
 //! Nothing is filtered: superseded and contradicted objects stay reachable, just lower.
 
@@ -36,6 +39,11 @@ pub struct RankConfig {
     pub open_question_asked: f64,
     /// Factor for an answered question.
     pub answered_question: f64,
+    /// Weight of recency when the query asks about the current state.
+    pub current_recency: f64,
+    /// A superseded candidate whose successor is also a candidate scores at most this times the
+    /// successor's score (unless the query asks about history).
+    pub below_successor: f64,
     /// Lower bound of φ.
     pub min: f64,
     /// Upper bound of φ.
@@ -45,13 +53,15 @@ pub struct RankConfig {
 impl Default for RankConfig {
     fn default() -> Self {
         RankConfig {
-            k_weight: 0.5,
-            superseded: 0.5,
-            contradicted: 0.8,
+            k_weight: 0.2,
+            superseded: 0.9,
+            contradicted: 0.9,
             supported: 1.1,
-            open_question: 1.1,
+            open_question: 1.0,
             open_question_asked: 1.6,
             answered_question: 0.85,
+            current_recency: 0.3,
+            below_successor: 0.98,
             min: 0.2,
             max: 2.0,
         }
@@ -67,6 +77,8 @@ pub struct Intent {
     pub conflict: bool,
     /// About open questions and gaps.
     pub open_questions: bool,
+    /// About the current state of something.
+    pub current: bool,
 }
 
 impl Intent {
@@ -77,6 +89,7 @@ impl Intent {
     /// assert!(Intent::of("what was the original launch date?").history);
     /// assert!(Intent::of("where do the sources disagree on pricing").conflict);
     /// assert!(Intent::of("which questions are still unanswered").open_questions);
+    /// assert!(Intent::of("When is the Vesper launch now?").current);
     /// assert_eq!(Intent::of("launch date of Vortex"), Intent::default());
     /// ```
     pub fn of(query: &str) -> Intent {
@@ -128,6 +141,20 @@ impl Intent {
                 "pending",
             ]) || phrase("open question")
                 || phrase("open issue"),
+            current: has(&[
+                "now",
+                "current",
+                "currently",
+                "latest",
+                "today",
+                "still",
+                "anymore",
+                "final",
+                "finally",
+                "nowadays",
+            ]) || phrase("end up")
+                || phrase("ended up")
+                || phrase("as of"),
         }
     }
 }
@@ -234,6 +261,8 @@ pub struct Phi {
     pub standing: f64,
     /// Edge factor.
     pub edges: f64,
+    /// Recency factor (1 unless the query asks about the current state).
+    pub recency: f64,
     /// K used (0.5 when not computed yet).
     pub k: f64,
 }
@@ -247,11 +276,13 @@ impl RankConfig {
     /// let config = RankConfig::default();
     /// let current = MemoryCard { standing: "current".into(), k: Some(0.5), ..Default::default() };
     /// let old = MemoryCard { standing: "superseded".into(), k: Some(0.5), ..Default::default() };
-    /// let phi = |c: &MemoryCard, q: &str| config.phi(&AsOf { card: c, at: None }, Intent::of(q)).phi;
+    /// let phi = |c: &MemoryCard, q: &str| config.phi(&AsOf { card: c, at: None }, Intent::of(q), None).phi;
     /// assert!(phi(&old, "launch date") < phi(&current, "launch date"));
     /// assert_eq!(phi(&old, "the original launch date"), phi(&current, "the original launch date"));
     /// ```
-    pub fn phi(&self, view: &AsOf<'_>, intent: Intent) -> Phi {
+    /// `recency` places the candidate's valid time between the oldest (0) and newest (1)
+    /// candidate; it counts only when the query asks about the current state.
+    pub fn phi(&self, view: &AsOf<'_>, intent: Intent, recency: Option<f64>) -> Phi {
         let k = view.card.k.unwrap_or(0.5).clamp(0.0, 1.0);
         let priority = 1.0 - self.k_weight / 2.0 + self.k_weight * k;
         let standing = match view.standing() {
@@ -273,11 +304,18 @@ impl RankConfig {
         if view.card.supported > 0 {
             edges *= self.supported;
         }
+        let recency = match (intent.current, recency) {
+            (true, Some(x)) => {
+                1.0 - self.current_recency / 2.0 + self.current_recency * x.clamp(0.0, 1.0)
+            }
+            _ => 1.0,
+        };
         Phi {
-            phi: (priority * standing * edges).clamp(self.min, self.max),
+            phi: (priority * standing * edges * recency).clamp(self.min, self.max),
             priority,
             standing,
             edges,
+            recency,
             k,
         }
     }
@@ -346,7 +384,7 @@ mod tests {
         high.k = Some(1.0);
         let phi = |c: &MemoryCard| {
             config
-                .phi(&AsOf { card: c, at: None }, Intent::default())
+                .phi(&AsOf { card: c, at: None }, Intent::default(), None)
                 .phi
         };
         assert!(phi(&low) < phi(&high));
@@ -363,8 +401,11 @@ mod tests {
             ..Default::default()
         });
         let plain = card("current", "EVIDENCE");
-        let phi =
-            |c: &MemoryCard, q: &str| config.phi(&AsOf { card: c, at: None }, Intent::of(q)).phi;
+        let phi = |c: &MemoryCard, q: &str| {
+            config
+                .phi(&AsOf { card: c, at: None }, Intent::of(q), None)
+                .phi
+        };
         assert!(phi(&disputed, "revenue") < phi(&plain, "revenue"));
         assert_eq!(
             phi(&disputed, "conflicting revenue"),
@@ -410,12 +451,29 @@ mod tests {
     }
 
     #[test]
+    fn newer_candidates_rise_only_for_questions_about_the_present() {
+        let config = RankConfig::default();
+        let c = card("current", "PLAN");
+        let view = AsOf { card: &c, at: None };
+        let now = Intent::of("when is the launch now");
+        assert!(config.phi(&view, now, Some(1.0)).phi > config.phi(&view, now, Some(0.0)).phi);
+        let plain = Intent::of("launch date");
+        assert_eq!(
+            config.phi(&view, plain, Some(1.0)).phi,
+            config.phi(&view, plain, Some(0.0)).phi
+        );
+    }
+
+    #[test]
     fn open_questions_rise_when_asked_for() {
         let config = RankConfig::default();
         let q = card("open", "QUESTION");
         let answered = card("answered", "QUESTION");
-        let phi =
-            |c: &MemoryCard, q: &str| config.phi(&AsOf { card: c, at: None }, Intent::of(q)).phi;
+        let phi = |c: &MemoryCard, q: &str| {
+            config
+                .phi(&AsOf { card: c, at: None }, Intent::of(q), None)
+                .phi
+        };
         assert!(phi(&q, "what is still unresolved") > phi(&q, "pricing"));
         assert!(phi(&answered, "pricing") < phi(&q, "pricing"));
     }
