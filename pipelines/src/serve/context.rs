@@ -600,7 +600,7 @@ mod tests {
             let section_total: usize = block.sections.iter().map(|s| s.used_tokens).sum();
             assert!(section_total <= budget, "{budget}: {section_total}");
             let pair = &block.sections[1];
-            assert!(pair.items.len() % 2 == 0);
+            assert!(pair.items.len().is_multiple_of(2));
         }
     }
 
