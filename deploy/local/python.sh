@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# deploy/local/python.sh — the Python environment for the evaluation scripts (eval/retrieval/*.py).
+# deploy/local/python.sh — the Python environment for the evaluation scripts (eval/retrieval/*.py,
+# eval/embedder/reference.py).
 #
 # Idempotent: creates a venv at $EPIGRAPH_HOME/venv (default ~/.cache/epigraph/venv) and installs
 # the pinned packages below into it, unless a stamp file says this exact set is already there.
@@ -9,11 +10,16 @@
 set -euo pipefail
 
 # Pinned: bm25s (BM25 baseline, pulls numpy and scipy), PyStemmer (its English stemmer) and
-# openapi-spec-validator (checks the query service's OpenAPI document).
+# openapi-spec-validator (checks the query service's OpenAPI document); numpy, safetensors and
+# tokenizers for the NumPy reference of the embedder (eval/embedder/reference.py). numpy stays at
+# 2.4.x: 2.5 needs Python >= 3.12 and Debian 12 has 3.11.
 PACKAGES=(
   "bm25s==0.3.16"
   "PyStemmer==3.1.0"
   "openapi-spec-validator==0.9.0"
+  "numpy==2.4.6"
+  "safetensors==0.8.0"
+  "tokenizers==0.23.3"
 )
 
 py_log() { printf '[python] %s\n' "$*" >&2; }
@@ -32,7 +38,7 @@ stamp="$venv/.epigraph-packages"
 want="$(printf '%s\n' "${PACKAGES[@]}")"
 
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
-  "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator' >/dev/null 2>&1; then
+  "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator, numpy, safetensors, tokenizers' >/dev/null 2>&1; then
   echo "$venv/bin/python"
   exit 0
 fi
