@@ -150,7 +150,9 @@ async fn main() -> Result<()> {
     config.serve.report_usage = false;
     config.serve.max_concurrent_requests = 256;
 
-    let reader = LanceSink::open(&config.lancedb, None).await?;
+    let reader = LanceSink::open(&config.lancedb, None)
+        .await?
+        .with_view(&args.prefix);
     let filter = format!("tenant = '{}'", args.tenant);
     let mut rows = reader.count(Some(filter.clone())).await?;
     if rows < args.memories {

@@ -53,6 +53,7 @@ pub fn memory_schema() -> SchemaRef {
         Field::new("t_valid", DataType::Int64, true),
         Field::new("t_invalid", DataType::Int64, true),
         text("content_hash", false),
+        text("view", false),
         Field::new(
             "vector",
             DataType::FixedSizeList(
@@ -64,10 +65,12 @@ pub fn memory_schema() -> SchemaRef {
     ]))
 }
 
-/// Rows and their vectors (`None` when not embedded yet) as one record batch.
+/// Rows and their vectors (`None` when not embedded yet) as one record batch of a view (the
+/// topic prefix of the pipeline writing them).
 pub fn to_batch(
     rows: &[MemoryRow],
     vectors: &[Option<Vec<f32>>],
+    view: &str,
 ) -> Result<RecordBatch, lancedb::arrow::arrow_schema::ArrowError> {
     let strings = |f: &dyn Fn(&MemoryRow) -> Option<&str>| -> ArrayRef {
         Arc::new(rows.iter().map(f).collect::<StringArray>())
@@ -97,6 +100,7 @@ pub fn to_batch(
             ints(&|r| r.t_valid),
             ints(&|r| r.t_invalid),
             strings(&|r| Some(&r.content_hash)),
+            Arc::new(StringArray::from(vec![view; rows.len()])) as ArrayRef,
             Arc::new(vector) as Arc<dyn Array>,
         ],
     )
@@ -199,6 +203,7 @@ mod tests {
         let batch = to_batch(
             &[row.clone(), row.clone()],
             &[Some(vec![0.5; DIMENSIONS]), None],
+            "epigraph",
         )
         .unwrap();
         let vectors = batch.column_by_name("vector").unwrap();

@@ -17,12 +17,17 @@ use crate::ConnectorError;
 use crate::embed::Embedder;
 
 /// Writes memory objects to the `memory` table and answers searches over it.
+///
+/// Every row carries the `view` (topic prefix) of the pipeline that wrote it; reconciliation
+/// and clearing only see their own view, so pipelines of different prefixes can share a
+/// folder.
 #[derive(Clone)]
 pub struct LanceSink {
     #[allow(dead_code)]
     db: Connection,
     pub(crate) table: Table,
     pub(crate) embedder: Option<Arc<Embedder>>,
+    view: String,
 }
 
 impl std::fmt::Debug for LanceSink {
@@ -45,17 +50,50 @@ impl LanceSink {
             .execute()
             .await
             .map_err(ConnectorError::lance(format!("opening {}", config.dir)))?;
-        let table = db
-            .create_empty_table(&config.memory_table, memory_schema())
-            .mode(CreateTableMode::exist_ok(|req| req))
-            .execute()
-            .await
-            .map_err(ConnectorError::lance("opening the memory table"))?;
+        let create = || async {
+            db.create_empty_table(&config.memory_table, memory_schema())
+                .mode(CreateTableMode::exist_ok(|req| req))
+                .execute()
+                .await
+                .map_err(ConnectorError::lance("opening the memory table"))
+        };
+        let table = match db.open_table(&config.memory_table).execute().await {
+            Ok(table) => {
+                let schema = table
+                    .schema()
+                    .await
+                    .map_err(ConnectorError::lance("reading the memory table's schema"))?;
+                let names = |s: &lancedb::arrow::arrow_schema::Schema| -> Vec<String> {
+                    s.fields().iter().map(|f| f.name().clone()).collect()
+                };
+                if names(&schema) == names(&memory_schema()) {
+                    table
+                } else {
+                    // A view is rebuildable: the next run's reconciliation refills it.
+                    tracing::warn!(
+                        table = %config.memory_table,
+                        "the memory table has an older schema: it is recreated, and `epigraph run` refills it"
+                    );
+                    db.drop_table(&config.memory_table, &[])
+                        .await
+                        .map_err(ConnectorError::lance("dropping an outdated memory table"))?;
+                    create().await?
+                }
+            }
+            Err(_) => create().await?,
+        };
         Ok(LanceSink {
             db,
             table,
             embedder,
+            view: crate::neo4j::DEFAULT_VIEW.to_string(),
         })
+    }
+
+    /// The same sink writing (and reconciling) the given view, normally the topic prefix.
+    pub fn with_view(mut self, view: impl Into<String>) -> Self {
+        self.view = view.into();
+        self
     }
 
     /// Upsert rows by id (embedding their text first) and delete rows by id.
@@ -81,7 +119,7 @@ impl LanceSink {
             return Ok(());
         }
         let vectors = self.embed(upserts).await?;
-        let batch = to_batch(upserts, &vectors)
+        let batch = to_batch(upserts, &vectors, &self.view)
             .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
         let mut merge = self.table.merge_insert(&["id"]);
         merge
@@ -136,7 +174,7 @@ impl LanceSink {
             .fields()
             .iter()
             .map(|f| f.name().clone())
-            .filter(|name| name != "vector")
+            .filter(|name| name != "vector" && name != "view")
             .collect();
         let mut filled = 0;
         loop {
@@ -158,7 +196,7 @@ impl LanceSink {
             }
             let texts: Vec<&str> = rows.iter().map(|r| r.text.as_str()).collect();
             let vectors: Vec<Option<Vec<f32>>> = vectorise(&texts)?.into_iter().map(Some).collect();
-            let written = to_batch(&rows, &vectors)
+            let written = to_batch(&rows, &vectors, &self.view)
                 .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
             let mut merge = self.table.merge_insert(&["id"]);
             merge.when_matched_update_all(None);
@@ -173,11 +211,16 @@ impl LanceSink {
         }
     }
 
-    /// Delete every row (of one tenant): the view is rebuilt from the record afterwards.
+    /// Delete every row of this view (of one tenant): the view is rebuilt from the record
+    /// afterwards.
     pub async fn clear(&self, tenant: Option<&str>) -> Result<(), ConnectorError> {
         let filter = match tenant {
-            Some(tenant) => format!("tenant = {}", quote(tenant)),
-            None => "true".to_string(),
+            Some(tenant) => format!(
+                "view = {} AND tenant = {}",
+                quote(&self.view),
+                quote(tenant)
+            ),
+            None => format!("view = {}", quote(&self.view)),
         };
         self.table
             .delete(&filter)
@@ -186,11 +229,12 @@ impl LanceSink {
         Ok(())
     }
 
-    /// Every row's content hash, by id (for reconciliation).
+    /// Every row's content hash in this view, by id (for reconciliation).
     pub async fn state(&self) -> Result<HashMap<String, String>, ConnectorError> {
         let batches: Vec<RecordBatch> = self
             .table
             .query()
+            .only_if(format!("view = {}", quote(&self.view)))
             .select(Select::columns(&["id", "content_hash"]))
             .execute()
             .await

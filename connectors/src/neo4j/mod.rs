@@ -16,5 +16,5 @@ pub use read::{
     ClaimRef, ContradictionPair, EdgeRef, EdgeView, EntityCard, EntityRelation, GraphReader, Hop,
     MAX_ROWS, MemoryCard, NodeView, Subgraph,
 };
-pub use sink::{GraphState, Neo4jSink, connect_graph};
+pub use sink::{DEFAULT_VIEW, GraphState, Neo4jSink, connect_graph};
 pub use write::{GraphBatch, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite};

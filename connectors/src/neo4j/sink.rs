@@ -29,11 +29,21 @@ pub struct GraphState {
 /// The node property holding the hash of a [`PropertyWrite`](super::PropertyWrite)'s values.
 pub const PROPERTIES_HASH: &str = "priority_hash";
 
+/// The view a sink writes when none is named: the default topic prefix. Nodes written before
+/// views existed (no `view` property) belong to it.
+pub const DEFAULT_VIEW: &str = "epigraph";
+
 /// Writes epochs of graph changes to Neo4j.
+///
+/// Every node and relationship carries the `view` it belongs to — the topic prefix of the
+/// pipeline that wrote it — and reconciliation and clearing only ever look at their own view:
+/// two pipelines (a production prefix and an evaluation's) can share one Neo4j without
+/// deleting each other's graph.
 #[derive(Clone)]
 pub struct Neo4jSink {
     graph: Graph,
     batch_rows: usize,
+    view: String,
 }
 
 impl std::fmt::Debug for Neo4jSink {
@@ -57,7 +67,14 @@ impl Neo4jSink {
         Ok(Neo4jSink {
             graph,
             batch_rows: config.batch_rows.max(1),
+            view: DEFAULT_VIEW.to_string(),
         })
+    }
+
+    /// The same sink writing (and reconciling) the given view, normally the topic prefix.
+    pub fn with_view(mut self, view: impl Into<String>) -> Self {
+        self.view = view.into();
+        self
     }
 
     /// The underlying client, for reads.
@@ -154,7 +171,10 @@ impl Neo4jSink {
                     .map(|n| {
                         let mut row: HashMap<&str, BoltType> = HashMap::new();
                         row.insert("id", n.id.clone().into());
-                        row.insert("props", props_map(&n.id, &n.content_hash, &n.props));
+                        row.insert(
+                            "props",
+                            props_map(&n.id, &n.content_hash, &self.view, &n.props),
+                        );
                         row.into()
                     })
                     .collect();
@@ -192,7 +212,10 @@ impl Neo4jSink {
                         row.insert("id", r.key.id.clone().into());
                         row.insert("from", r.key.from.clone().into());
                         row.insert("to", r.key.to.clone().into());
-                        row.insert("props", props_map(&r.key.id, &r.content_hash, &r.props));
+                        row.insert(
+                            "props",
+                            props_map(&r.key.id, &r.content_hash, &self.view, &r.props),
+                        );
                         row.into()
                     })
                     .collect();
@@ -202,20 +225,25 @@ impl Neo4jSink {
         Ok(queries)
     }
 
-    /// Delete every node and relationship (of one tenant), in batches of `batch_rows`: the view
+    /// Delete every node and relationship of this view (and of one tenant), in batches of `batch_rows`: the view
     /// is rebuilt from the record afterwards. Returns how many nodes were deleted.
     pub async fn clear(&self, tenant: Option<&str>) -> Result<u64, ConnectorError> {
         let text = match tenant {
             Some(_) => {
-                "MATCH (n:Node {tenant: $tenant}) WITH n LIMIT $batch DETACH DELETE n \
-                 RETURN count(*) AS n"
+                "MATCH (n:Node {tenant: $tenant}) WHERE coalesce(n.view, $default) = $view \
+                 WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS n"
             }
-            None => "MATCH (n:Node) WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS n",
+            None => {
+                "MATCH (n:Node) WHERE coalesce(n.view, $default) = $view \
+                 WITH n LIMIT $batch DETACH DELETE n RETURN count(*) AS n"
+            }
         };
         let mut deleted = 0u64;
         loop {
             let q = query(text)
                 .param("tenant", tenant.unwrap_or_default())
+                .param("view", self.view.as_str())
+                .param("default", DEFAULT_VIEW)
                 .param("batch", self.batch_rows as i64);
             let mut rows = self
                 .graph
@@ -243,15 +271,20 @@ impl Neo4jSink {
         }
     }
 
-    /// Every node's and relationship's content hash (for reconciliation).
+    /// Every node's and relationship's content hash in this view (for reconciliation).
     pub async fn state(&self) -> Result<GraphState, ConnectorError> {
         let mut state = GraphState::default();
         let mut rows = self
             .graph
-            .execute(query(
-                "MATCH (n:Node) RETURN n.id AS id, coalesce(n.content_hash, '') AS hash, \
-                 n.priority_hash AS properties",
-            ))
+            .execute(
+                query(
+                    "MATCH (n:Node) WHERE coalesce(n.view, $default) = $view \
+                     RETURN n.id AS id, coalesce(n.content_hash, '') AS hash, \
+                     n.priority_hash AS properties",
+                )
+                .param("view", self.view.as_str())
+                .param("default", DEFAULT_VIEW),
+            )
             .await
             .map_err(ConnectorError::neo4j("reading node hashes"))?;
         while let Some(row) = rows
@@ -270,10 +303,16 @@ impl Neo4jSink {
         }
         let mut rows = self
             .graph
-            .execute(query(
-                "MATCH (a:Node)-[r]->(b:Node) WHERE r.id IS NOT NULL \
-                 RETURN r.id AS id, a.id AS from, b.id AS to, coalesce(r.content_hash, '') AS hash",
-            ))
+            .execute(
+                query(
+                    "MATCH (a:Node)-[r]->(b:Node) WHERE r.id IS NOT NULL \
+                     AND coalesce(r.view, $default) = $view \
+                     RETURN r.id AS id, a.id AS from, b.id AS to, \
+                     coalesce(r.content_hash, '') AS hash",
+                )
+                .param("view", self.view.as_str())
+                .param("default", DEFAULT_VIEW),
+            )
             .await
             .map_err(ConnectorError::neo4j("reading relationship hashes"))?;
         while let Some(row) = rows

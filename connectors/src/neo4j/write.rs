@@ -122,6 +122,7 @@ impl GraphBatch {
 pub(crate) fn props_map(
     id: &str,
     content_hash: &str,
+    view: &str,
     props: &BTreeMap<String, PropValue>,
 ) -> BoltType {
     let mut map: HashMap<String, BoltType> = props
@@ -130,6 +131,7 @@ pub(crate) fn props_map(
         .collect();
     map.insert("id".into(), id.into());
     map.insert("content_hash".into(), content_hash.into());
+    map.insert("view".into(), view.into());
     map.into()
 }
 

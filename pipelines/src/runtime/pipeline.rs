@@ -94,10 +94,14 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     } else {
         None
     };
+    let view = config.kafka.topic_prefix.clone();
     let neo4j = Neo4jSink::connect(&config.neo4j)
         .await
-        .context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?;
-    let lance = LanceSink::open(&config.lancedb, embedder).await?;
+        .context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?
+        .with_view(&view);
+    let lance = LanceSink::open(&config.lancedb, embedder)
+        .await?
+        .with_view(&view);
     let mut topics = config.kafka.all_event_topics();
     topics.push(config.kafka.feedback_topic());
     let consumer = EventConsumer::from_beginning(&config.kafka, &topics)?;
@@ -161,10 +165,14 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
 
 /// Empties both views (of one tenant) for `epigraph rebuild`; returns the nodes deleted.
 pub async fn clear_views(config: &EpigraphConfig, tenant: Option<&str>) -> Result<u64> {
+    let view = config.kafka.topic_prefix.clone();
     let neo4j = Neo4jSink::connect(&config.neo4j)
         .await
-        .context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?;
-    let lance = LanceSink::open(&config.lancedb, None).await?;
+        .context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?
+        .with_view(&view);
+    let lance = LanceSink::open(&config.lancedb, None)
+        .await?
+        .with_view(&view);
     let nodes = neo4j.clear(tenant).await?;
     lance.clear(tenant).await?;
     info!(
