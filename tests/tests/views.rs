@@ -40,12 +40,27 @@ async fn pipelines_of_different_prefixes_keep_out_of_each_others_views() {
     .await;
     assert_eq!(views, nodes, "every node carries its view");
 
-    // The second pipeline's run reconciles its own (other) view, then rebuilds it.
+    // The second pipeline's run reconciles its own (other) view, then rebuilds it — writing
+    // its epochs in many small transactions (3 rows each) rather than one.
     second.ingest_docs();
-    second.run_until_idle();
-    assert!(neo4j_count(&graph, NODES, &second.tenant).await > 0);
-    second.epigraph(&["rebuild"]);
-    assert!(neo4j_count(&graph, NODES, &second.tenant).await > 0);
+    let small = |args: &[&str]| {
+        let output = second
+            .command(args)
+            .env("EPIGRAPH_NEO4J__BATCH_ROWS", "3")
+            .env("EPIGRAPH_NEO4J__TRANSACTION_ROWS", "3")
+            .output()
+            .expect("epigraph");
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
+    small(&["run", "--until-idle"]);
+    let written = neo4j_count(&graph, NODES, &second.tenant).await;
+    assert!(written > 3, "{written}");
+    small(&["rebuild"]);
+    assert_eq!(neo4j_count(&graph, NODES, &second.tenant).await, written);
 
     assert_eq!(neo4j_count(&graph, NODES, &first.tenant).await, nodes);
     assert_eq!(lance_rows(&first).await, rows);

@@ -22,6 +22,10 @@ pub struct Neo4jConfig {
     pub database: String,
     /// Rows per `UNWIND` statement. Default 1000.
     pub batch_rows: usize,
+    /// Rows per transaction: an epoch larger than this (the first restore of a big record) is
+    /// written in several transactions, in order, so that it stays under the server's
+    /// transaction memory limit (`dbms.memory.transaction.total.max`). Default 20,000.
+    pub transaction_rows: usize,
     /// Pooled connections. Default 8.
     pub max_connections: usize,
 }
@@ -34,6 +38,7 @@ impl Default for Neo4jConfig {
             password: String::new(),
             database: "neo4j".into(),
             batch_rows: 1000,
+            transaction_rows: 20_000,
             max_connections: 8,
         }
     }

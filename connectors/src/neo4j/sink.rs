@@ -43,6 +43,7 @@ pub const DEFAULT_VIEW: &str = "epigraph";
 pub struct Neo4jSink {
     graph: Graph,
     batch_rows: usize,
+    transaction_rows: usize,
     view: String,
 }
 
@@ -67,6 +68,7 @@ impl Neo4jSink {
         Ok(Neo4jSink {
             graph,
             batch_rows: config.batch_rows.max(1),
+            transaction_rows: config.transaction_rows.max(1),
             view: DEFAULT_VIEW.to_string(),
         })
     }
@@ -82,8 +84,9 @@ impl Neo4jSink {
         &self.graph
     }
 
-    /// Apply one epoch's writes in one transaction: relationship deletes, node deletes, node
-    /// upserts, relationship upserts.
+    /// Apply one epoch's writes: relationship deletes, node deletes, node upserts, relationship
+    /// upserts, property writes — in one transaction, or in several of at most
+    /// `transaction_rows` rows each for a large epoch (see [`Neo4jConfig::transaction_rows`]).
     pub async fn apply(&self, batch: &GraphBatch) -> Result<(), ConnectorError> {
         if batch.is_empty() {
             return Ok(());
@@ -116,19 +119,27 @@ impl Neo4jSink {
                 .collect();
             queries.push(query(SET_PROPERTIES).param("rows", rows));
         }
-        let mut txn = self
-            .graph
-            .start_txn()
-            .await
-            .map_err(ConnectorError::neo4j("starting a transaction"))?;
-        for q in queries {
-            txn.run(q)
+        // One transaction per `transaction_rows` rows, in order: deletes before upserts, nodes
+        // before the relationships between them. A failure part-way leaves earlier
+        // transactions applied; the epoch's offsets are not committed, and the replay rewrites
+        // the same elements idempotently (MERGE by id, delete by id).
+        let per_transaction = (self.transaction_rows / self.batch_rows).max(1);
+        for group in queries.chunks_mut(per_transaction) {
+            let mut txn = self
+                .graph
+                .start_txn()
                 .await
-                .map_err(ConnectorError::neo4j("writing an epoch"))?;
+                .map_err(ConnectorError::neo4j("starting a transaction"))?;
+            for q in group.iter_mut() {
+                let q = std::mem::replace(q, query("RETURN 1"));
+                txn.run(q)
+                    .await
+                    .map_err(ConnectorError::neo4j("writing an epoch"))?;
+            }
+            txn.commit()
+                .await
+                .map_err(ConnectorError::neo4j("committing an epoch"))?;
         }
-        txn.commit()
-            .await
-            .map_err(ConnectorError::neo4j("committing an epoch"))?;
         debug!(
             nodes = batch.upsert_nodes.len(),
             relations = batch.upsert_relations.len(),
