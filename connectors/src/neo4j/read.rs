@@ -410,14 +410,8 @@ impl GraphReader {
             .param("raw", name.trim())
             .param("exact", exact)
             .param("limit", limit.min(MAX_ROWS) as i64);
-        let mut cards: Vec<EntityCard> = self.rows(q, "looking up entities").await?;
-        for card in &mut cards {
-            card.aliases.sort();
-            card.aliases.dedup();
-            card.addresses.sort();
-            card.addresses.dedup();
-        }
-        Ok(cards)
+        let cards: Vec<EntityCard> = self.rows(q, "looking up entities").await?;
+        Ok(tidy(cards))
     }
 
     /// The entities the given memory objects mention, as canonical entities, most mentioned
@@ -439,14 +433,8 @@ impl GraphReader {
             .param("ids", memory_ids.to_vec())
             .param("tenant", tenant)
             .param("limit", limit.min(MAX_ROWS) as i64);
-        let mut cards: Vec<EntityCard> = self.rows(q, "reading mentioned entities").await?;
-        for card in &mut cards {
-            card.aliases.sort();
-            card.aliases.dedup();
-            card.addresses.sort();
-            card.addresses.dedup();
-        }
-        Ok(cards)
+        let cards: Vec<EntityCard> = self.rows(q, "reading mentioned entities").await?;
+        Ok(tidy(cards))
     }
 
     /// The memory objects about an entity (by name, alias or id), across its identity
@@ -596,13 +584,11 @@ impl GraphReader {
                 i + 1
             ));
         }
-        let names: Vec<String> = (0..=hops.len()).map(|i| format!("n{i}")).collect();
         let text = format!(
             "MATCH p = {pattern} WHERE all(x IN nodes(p) WHERE x.tenant = $tenant) \
              WITH p LIMIT $limit \
              RETURN [x IN nodes(p) | {{id: x.id, labels: [l IN labels(x) WHERE l <> 'Node'], properties: properties(x)}}] AS path",
         );
-        let _ = names;
         let q = query(&text)
             .param("from", from)
             .param("tenant", tenant)
@@ -617,6 +603,17 @@ impl GraphReader {
             .map(|r| r.path.into_iter().map(clean_node).collect())
             .collect())
     }
+}
+
+/// Aliases and addresses sorted and without repeats.
+fn tidy(mut cards: Vec<EntityCard>) -> Vec<EntityCard> {
+    for card in &mut cards {
+        card.aliases.sort();
+        card.aliases.dedup();
+        card.addresses.sort();
+        card.addresses.dedup();
+    }
+    cards
 }
 
 /// `a.id AS id, …` → `id: a.id, …` (a projection turned into a map literal body).
