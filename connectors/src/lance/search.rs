@@ -89,7 +89,7 @@ impl LanceSink {
                 .query()
                 .full_text_search(FullTextSearchQuery::new(request.query.clone()))
                 .only_if(&filter)
-                .select(Select::columns(COLUMNS))
+                .select(Select::columns(&with_score(COLUMNS, "_score")))
                 .limit(candidates);
             let result: Result<Vec<RecordBatch>, lancedb::Error> =
                 async { query.execute().await?.try_collect().await }.await;
@@ -119,7 +119,7 @@ impl LanceSink {
                 .map_err(ConnectorError::lance("vector query"))?
                 .distance_type(DistanceType::Cosine)
                 .only_if(format!("{filter} AND vector IS NOT NULL"))
-                .select(Select::columns(COLUMNS))
+                .select(Select::columns(&with_score(COLUMNS, "_distance")))
                 .limit(candidates)
                 .execute()
                 .await
@@ -134,6 +134,16 @@ impl LanceSink {
 }
 
 const COLUMNS: &[&str] = &["id", "source_id", "memory_type", "title", "text"];
+
+/// The columns plus the retriever's score column, named explicitly (lance warns when a scored
+/// query's projection leaves it implicit).
+fn with_score(columns: &[&str], score: &str) -> Vec<String> {
+    columns
+        .iter()
+        .map(|c| c.to_string())
+        .chain([score.to_string()])
+        .collect()
+}
 
 /// Hits in rank order, with the retriever's own score converted by `to_score`.
 fn hits_of(
