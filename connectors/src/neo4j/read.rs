@@ -76,6 +76,10 @@ pub struct MemoryCard {
     /// Claims it asserts.
     #[serde(default)]
     pub claims: Vec<ClaimRef>,
+    /// The status line of its source when the source declares itself retired (an ADR or PEP
+    /// header such as `Status: Withdrawn` or `Superseded-By: 342`).
+    #[serde(default)]
+    pub source_status: Option<String>,
 }
 
 /// A claim asserted by a memory object.
@@ -106,7 +110,8 @@ const CARD: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text, '') AS t
      [(o)-[r:ANSWERS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS answered_by, \
      [(m)-[r:ANSWERS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS answers, \
      size([(o)-[:SUPPORTS]->(m) | 1]) AS supported, \
-     [(m)-[:ASSERTS]->(c:Claim) | {subject: c.subject_name, attribute: c.attribute, value: c.value, unit: c.unit, qualifier: c.qualifier}] AS claims";
+     [(m)-[:ASSERTS]->(c:Claim) | {subject: c.subject_name, attribute: c.attribute, value: c.value, unit: c.unit, qualifier: c.qualifier}] AS claims, \
+     head([(m)-[:DERIVED_FROM]->(s)<-[:DERIVED_FROM]-(h) WHERE h.text =~ '(?i)(status: *(superseded|rejected|withdrawn|deprecated|obsolete|replaced)|superseded[- ]by *:?).*' | h.text]) AS source_status";
 
 /// Cypher tail turning rows of `(e, hits)` into [`EntityCard`]s: each entity replaced by the
 /// canonical one of its identity component, with the whole component's names, addresses and
@@ -682,7 +687,7 @@ mod tests {
             .iter()
             .map(|i| i.rsplit_once(" AS ").unwrap().1.trim().to_string())
             .collect();
-        assert_eq!(names.len(), 20);
+        assert_eq!(names.len(), 21);
         assert!(
             names.contains(&"contradicts".to_string()) && names.contains(&"claims".to_string())
         );

@@ -6,7 +6,8 @@
 //! - **priority**: `1 − w/2 + w·K` (w = 0.5), so K = 0.5 is neutral and K spans
 //!   `[1 − w/2, 1 + w/2]`;
 //! - **standing**: a superseded object is demoted (`superseded`), an open question surfaced
-//!   (`open_question`), an answered one damped (`answered_question`);
+//!   (`open_question`), an answered one damped (`answered_question`), one whose source declares
+//!   itself retired (`Status: Withdrawn`, `Superseded-By: …`) demoted (`retired_source`);
 //! - **edges**: a contradicted object is demoted (`contradicted`, Mind Graph's −0.2), a supported
 //!   one promoted (`supported`, +0.1);
 //! - **query intent**: a query about history ("previous", "originally", …) lifts the superseded
@@ -39,6 +40,10 @@ pub struct RankConfig {
     pub open_question_asked: f64,
     /// Factor for an answered question.
     pub answered_question: f64,
+    /// Factor for an object whose source declares itself retired (`Status: Superseded`,
+    /// `Rejected`, `Withdrawn`, `Deprecated`, or a `Superseded-By:` header), unless the query
+    /// asks about history.
+    pub retired_source: f64,
     /// Weight of recency when the query asks about the current state.
     pub current_recency: f64,
     /// A superseded candidate whose successor is also a candidate scores at most this times the
@@ -60,6 +65,7 @@ impl Default for RankConfig {
             open_question: 1.0,
             open_question_asked: 1.6,
             answered_question: 0.85,
+            retired_source: 0.8,
             current_recency: 0.3,
             below_successor: 0.98,
             min: 0.2,
@@ -296,6 +302,10 @@ impl RankConfig {
             }
             "answered" => self.answered_question,
             _ => 1.0,
+        } * if view.card.source_status.is_some() && !intent.history {
+            self.retired_source
+        } else {
+            1.0
         };
         let mut edges = 1.0;
         if !view.contradicts().is_empty() && !intent.conflict {
@@ -461,6 +471,24 @@ mod tests {
         assert_eq!(
             config.phi(&view, plain, Some(1.0)).phi,
             config.phi(&view, plain, Some(0.0)).phi
+        );
+    }
+
+    #[test]
+    fn a_retired_source_is_demoted_unless_history_is_asked_for() {
+        let config = RankConfig::default();
+        let live = card("current", "DECISION");
+        let mut retired = card("current", "DECISION");
+        retired.source_status = Some("Superseded-By: 342".into());
+        let phi = |c: &MemoryCard, q: &str| {
+            config
+                .phi(&AsOf { card: c, at: None }, Intent::of(q), None)
+                .phi
+        };
+        assert!(phi(&retired, "generator send") < phi(&live, "generator send"));
+        assert_eq!(
+            phi(&retired, "the original generator proposal"),
+            phi(&live, "the original generator proposal")
         );
     }
 
