@@ -510,6 +510,7 @@ pub fn memory_results(
     related: &HashMap<String, MemoryCard>,
     query: &SearchQuery,
     explain: bool,
+    rank: &super::rank::RankConfig,
 ) -> Vec<SearchResult> {
     let intent = Intent::of(&query.text);
     let mut out = Vec::new();
@@ -549,7 +550,15 @@ pub fn memory_results(
                     },
                     card: card.clone(),
                     relevance: 0.0,
-                    phi: r.phi.clone(),
+                    // Its own φ (for explain); it was not retrieved, so its relevance is 0.
+                    phi: rank.phi(
+                        &AsOf {
+                            card,
+                            at: query.as_of,
+                        },
+                        intent,
+                        None,
+                    ),
                     score: r.score,
                 });
             let mut partner = partner;
@@ -658,8 +667,13 @@ pub async fn search(
     let (ranked, related) = rank(&state, &tenant, &query).await?;
     let results = match level {
         Level::Memory => {
-            let results =
-                memory_results(&ranked, &related, &query, params.explain.unwrap_or(false));
+            let results = memory_results(
+                &ranked,
+                &related,
+                &query,
+                params.explain.unwrap_or(false),
+                &state.config.rank,
+            );
             state.report_usage(&tenant, results.iter().map(|r| r.id.clone()).collect());
             Results::Memory(results)
         }

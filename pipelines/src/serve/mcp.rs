@@ -66,6 +66,18 @@ pub struct ListArgs {
     pub as_of: Option<String>,
 }
 
+impl From<ListArgs> for ListParams {
+    /// The HTTP list parameters of a tool call: 20 items by default, standing ones only.
+    fn from(args: ListArgs) -> Self {
+        ListParams {
+            limit: Some(args.limit.unwrap_or(20)),
+            as_of: args.as_of,
+            include_resolved: None,
+            tenant: None,
+        }
+    }
+}
+
 fn tenant_of(parts: &axum::http::request::Parts) -> Result<String, ErrorData> {
     parts
         .extensions
@@ -137,7 +149,8 @@ impl EpigraphMcp {
             .map_err(to_tool_error)?;
         match level {
             Level::Memory => {
-                let results = api::memory_results(&ranked, &related, &query, false);
+                let results =
+                    api::memory_results(&ranked, &related, &query, false, &self.state.config.rank);
                 self.state
                     .report_usage(&tenant, results.iter().map(|r| r.id.clone()).collect());
                 json_result(&serde_json::json!({ "results": results }))
@@ -208,12 +221,7 @@ impl EpigraphMcp {
         Parameters(args): Parameters<ListArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let tenant = tenant_of(&parts)?;
-        let params = ListParams {
-            limit: Some(args.limit.unwrap_or(20)),
-            as_of: args.as_of,
-            include_resolved: None,
-            tenant: None,
-        };
+        let params = ListParams::from(args);
         let response = api::list_contradictions(&self.state, &tenant, &params)
             .await
             .map_err(to_tool_error)?;
@@ -230,12 +238,7 @@ impl EpigraphMcp {
         Parameters(args): Parameters<ListArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let tenant = tenant_of(&parts)?;
-        let params = ListParams {
-            limit: Some(args.limit.unwrap_or(20)),
-            as_of: args.as_of,
-            include_resolved: None,
-            tenant: None,
-        };
+        let params = ListParams::from(args);
         let response = api::list_questions(&self.state, &tenant, &params)
             .await
             .map_err(to_tool_error)?;
