@@ -32,6 +32,25 @@ impl Default for EmbedConfig {
     }
 }
 
+impl EmbedConfig {
+    /// The id of the vectors this configuration computes: the model folder's name and the token
+    /// limit (a longer limit changes the vectors of long texts). Part of every row's
+    /// `text_hash`, so vectors of another model are never reused.
+    ///
+    /// ```
+    /// let config = epigraph_connectors::embed::EmbedConfig::default();
+    /// assert_eq!(config.model_id(), "all-MiniLM-L6-v2@256");
+    /// ```
+    pub fn model_id(&self) -> String {
+        let name = self
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model".into());
+        format!("{name}@{}", self.max_tokens)
+    }
+}
+
 /// `$EPIGRAPH_HOME`, or `~/.cache/epigraph`.
 pub fn default_home() -> PathBuf {
     if let Some(home) = std::env::var_os("EPIGRAPH_HOME") {

@@ -16,6 +16,7 @@ pub struct Embedder {
     tokenizer: Tokenizer,
     device: Device,
     batch_size: usize,
+    model_id: String,
 }
 
 impl std::fmt::Debug for Embedder {
@@ -72,7 +73,13 @@ impl Embedder {
             tokenizer,
             device,
             batch_size: config.batch_size.max(1),
+            model_id: config.model_id(),
         })
+    }
+
+    /// The id of the vectors this embedder computes ([`EmbedConfig::model_id`]).
+    pub fn model_id(&self) -> &str {
+        &self.model_id
     }
 
     /// Embed texts: one L2-normalised 384-d vector per text, in order.

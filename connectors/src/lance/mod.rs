@@ -2,16 +2,21 @@
 //! index on `text` and all-MiniLM-L6-v2 embeddings in `vector`.
 //!
 //! Rows are upserted by `id` (`merge_insert`) and deleted by id. Rows whose `content_hash` did
-//! not change are never rewritten (and so never re-embedded). New rows are searchable at once:
-//! LanceDB scans unindexed rows next to the indexed ones, and [`LanceSink::optimize`] folds them
-//! into the indexes when the pipeline is idle.
+//! not change are never rewritten. New rows are searchable at once by full text: LanceDB scans
+//! unindexed rows next to the indexed ones, and [`LanceSink::optimize`] folds them into the
+//! indexes when the pipeline is idle. Vectors follow behind ([`VectorFiller`], see
+//! `vectors.rs`): a row is written with the vector of a row of the same `text_hash` (SHA-256 of
+//! model id and text) when there is one, else null until the filler embeds it; vector search
+//! only sees rows that have one, BM25 sees all.
 
 mod config;
 mod rows;
 mod search;
 mod sink;
+mod vectors;
 
 pub use config::LanceConfig;
-pub use rows::MemoryRow;
+pub use rows::{MemoryRow, text_hash};
 pub use search::{SearchHit, SearchMode, SearchRequest};
-pub use sink::LanceSink;
+pub use sink::{Compaction, LanceSink};
+pub use vectors::{FillPass, FillerStatus, VectorFiller, VectorObserver};

@@ -54,6 +54,8 @@ pub fn memory_schema() -> SchemaRef {
         Field::new("t_invalid", DataType::Int64, true),
         text("content_hash", false),
         text("view", false),
+        text("text_hash", false),
+        Field::new("written_at", DataType::Int64, false),
         Field::new(
             "vector",
             DataType::FixedSizeList(
@@ -65,12 +67,42 @@ pub fn memory_schema() -> SchemaRef {
     ]))
 }
 
-/// Rows and their vectors (`None` when not embedded yet) as one record batch of a view (the
-/// topic prefix of the pipeline writing them).
-pub fn to_batch(
+/// What a write stamps on every row besides its content.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stamp<'a> {
+    /// The view (topic prefix) of the pipeline writing the rows.
+    pub view: &'a str,
+    /// The embedding model's id, part of each row's `text_hash`.
+    pub model: &'a str,
+    /// When the rows are written (ms since the Unix epoch).
+    pub written_at: i64,
+}
+
+/// The embedding cache key of a text: hex SHA-256 of the model id, a NUL and the text. Two rows
+/// with the same key have the same vector, whichever row it was computed for.
+///
+/// ```
+/// use epigraph_connectors::lance::text_hash;
+/// let a = text_hash("all-MiniLM-L6-v2@256", "We ship in June.");
+/// assert_eq!(a, text_hash("all-MiniLM-L6-v2@256", "We ship in June."));
+/// assert_ne!(a, text_hash("all-MiniLM-L6-v2@128", "We ship in June."));
+/// assert_eq!(a.len(), 64);
+/// ```
+pub fn text_hash(model: &str, text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    hasher.update(model.as_bytes());
+    hasher.update([0u8]);
+    hasher.update(text.as_bytes());
+    hex::encode(hasher.finalize())
+}
+
+/// Rows and their vectors (`None` when not embedded yet) as one record batch, stamped with the
+/// view, the text hashes under the model and the write time.
+pub(crate) fn to_batch(
     rows: &[MemoryRow],
     vectors: &[Option<Vec<f32>>],
-    view: &str,
+    stamp: Stamp<'_>,
 ) -> Result<RecordBatch, lancedb::arrow::arrow_schema::ArrowError> {
     let strings = |f: &dyn Fn(&MemoryRow) -> Option<&str>| -> ArrayRef {
         Arc::new(rows.iter().map(f).collect::<StringArray>())
@@ -100,7 +132,13 @@ pub fn to_batch(
             ints(&|r| r.t_valid),
             ints(&|r| r.t_invalid),
             strings(&|r| Some(&r.content_hash)),
-            Arc::new(StringArray::from(vec![view; rows.len()])) as ArrayRef,
+            Arc::new(StringArray::from(vec![stamp.view; rows.len()])) as ArrayRef,
+            Arc::new(
+                rows.iter()
+                    .map(|r| Some(text_hash(stamp.model, &r.text)))
+                    .collect::<StringArray>(),
+            ) as ArrayRef,
+            Arc::new(Int64Array::from(vec![stamp.written_at; rows.len()])) as ArrayRef,
             Arc::new(vector) as Arc<dyn Array>,
         ],
     )
@@ -200,12 +238,19 @@ mod tests {
             t_invalid: None,
             content_hash: "h".into(),
         };
+        let stamp = Stamp {
+            view: "epigraph",
+            model: "m",
+            written_at: 7,
+        };
         let batch = to_batch(
             &[row.clone(), row.clone()],
             &[Some(vec![0.5; DIMENSIONS]), None],
-            "epigraph",
+            stamp,
         )
         .unwrap();
+        let hashes = string_column(&batch, "text_hash").unwrap();
+        assert_eq!(hashes.value(0), text_hash("m", "x"));
         let vectors = batch.column_by_name("vector").unwrap();
         assert_eq!((batch.num_rows(), vectors.null_count()), (2, 1));
         assert_eq!(rows_of(&batch), vec![row.clone(), row]);

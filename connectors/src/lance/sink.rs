@@ -1,20 +1,52 @@
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::TryStreamExt;
 use lancedb::arrow::arrow_array::{RecordBatch, RecordBatchIterator};
 use lancedb::database::CreateTableMode;
 use lancedb::index::Index;
-use lancedb::index::scalar::FtsIndexBuilder;
+use lancedb::index::scalar::{BTreeIndexBuilder, FtsIndexBuilder};
+use lancedb::index::vector::IvfHnswSqIndexBuilder;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
-use lancedb::table::{OptimizeAction, OptimizeOptions};
-use lancedb::{Connection, Table, connect};
+use lancedb::table::{CompactionOptions, OptimizeAction, OptimizeOptions};
+use lancedb::{Connection, DistanceType, Table, connect};
+use tokio::sync::Notify;
 use tracing::{debug, info};
 
 use super::LanceConfig;
-use super::rows::{MemoryRow, memory_schema, quote, rows_of, string_column, to_batch};
+use super::rows::{MemoryRow, Stamp, memory_schema, quote, string_column, text_hash, to_batch};
+use super::vectors::{VectorCache, VectorObserver, now_ms};
 use crate::ConnectorError;
-use crate::embed::Embedder;
+use crate::embed::{EmbedConfig, Embedder};
+
+/// Name of the vector index on `memory.vector`.
+const VECTOR_INDEX: &str = "vector_idx";
+
+/// What the clones of one sink share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// Held by every write (epochs, vectors, compaction), so they never race on a row.
+    pub(crate) write: tokio::sync::Mutex<()>,
+    /// Vectors by text hash.
+    pub(crate) cache: std::sync::Mutex<VectorCache>,
+    /// Wakes the vector filler when rows without vectors were written.
+    pub(crate) wake: Notify,
+    /// Rows with vectors the vector index was last trained on (0: no index known).
+    trained_on: AtomicUsize,
+    pub(crate) config: LanceConfig,
+}
+
+/// What [`LanceSink::compact`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Compaction {
+    /// Fragments rewritten into larger ones.
+    pub fragments_removed: usize,
+    /// Fragments written.
+    pub fragments_added: usize,
+    /// Old versions removed.
+    pub versions_removed: u64,
+}
 
 /// Writes memory objects to the `memory` table and answers searches over it.
 ///
@@ -27,7 +59,11 @@ pub struct LanceSink {
     db: Connection,
     pub(crate) table: Table,
     pub(crate) embedder: Option<Arc<Embedder>>,
-    view: String,
+    pub(crate) view: String,
+    /// Id of the vectors' model, hashed with each text (`text_hash`).
+    pub(crate) model: String,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) observer: Option<Arc<dyn VectorObserver>>,
 }
 
 impl std::fmt::Debug for LanceSink {
@@ -82,12 +118,31 @@ impl LanceSink {
             }
             Err(_) => create().await?,
         };
+        let model = match &embedder {
+            Some(embedder) => embedder.model_id().to_string(),
+            None => EmbedConfig::default().model_id(),
+        };
         Ok(LanceSink {
             db,
             table,
             embedder,
             view: crate::neo4j::DEFAULT_VIEW.to_string(),
+            model,
+            shared: Arc::new(Shared {
+                write: tokio::sync::Mutex::new(()),
+                cache: std::sync::Mutex::new(VectorCache::new(config.vector_cache_entries)),
+                wake: Notify::new(),
+                trained_on: AtomicUsize::new(0),
+                config: config.clone(),
+            }),
+            observer: None,
         })
+    }
+
+    /// The same sink reporting its vector backlog, embeddings and cache hits to `observer`.
+    pub fn with_observer(mut self, observer: Arc<dyn VectorObserver>) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     /// The same sink writing (and reconciling) the given view, normally the topic prefix.
@@ -96,12 +151,32 @@ impl LanceSink {
         self
     }
 
-    /// Upsert rows by id (embedding their text first) and delete rows by id.
+    /// Upsert rows by id and delete rows by id. A row gets the vector of an existing row (or
+    /// recent text) with the same text hash, else a null vector that the filler
+    /// ([`LanceSink::spawn_vector_filler`]) fills later; the model never runs here, so an
+    /// epoch is written at the speed of LanceDB, not of the embedder. Returns the rows written
+    /// without a vector.
     pub async fn apply(
         &self,
         upserts: &[MemoryRow],
         deletes: &[String],
-    ) -> Result<(), ConnectorError> {
+    ) -> Result<usize, ConnectorError> {
+        let _write = self.shared.write.lock().await;
+        // Looked up before the deletes: an edit that gives unchanged text a new row id
+        // reuses the vector of the row it replaces.
+        let vectors: Vec<Option<Vec<f32>>> = if upserts.is_empty() || self.embedder.is_none() {
+            vec![None; upserts.len()]
+        } else {
+            let hashes: Vec<String> = upserts
+                .iter()
+                .map(|r| text_hash(&self.model, &r.text))
+                .collect();
+            let cached = self.cached_vectors(&hashes).await?;
+            hashes
+                .iter()
+                .map(|h| cached.get(h).map(|v| v.as_ref().clone()))
+                .collect()
+        };
         if !deletes.is_empty() {
             for chunk in deletes.chunks(500) {
                 let list = chunk
@@ -116,10 +191,14 @@ impl LanceSink {
             }
         }
         if upserts.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
-        let vectors = self.embed(upserts).await?;
-        let batch = to_batch(upserts, &vectors, &self.view)
+        let stamp = Stamp {
+            view: &self.view,
+            model: &self.model,
+            written_at: now_ms(),
+        };
+        let batch = to_batch(upserts, &vectors, stamp)
             .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
         let mut merge = self.table.merge_insert(&["id"]);
         merge
@@ -130,85 +209,23 @@ impl LanceSink {
             .execute(reader)
             .await
             .map_err(ConnectorError::lance("upserting rows"))?;
+        let waiting = vectors.iter().filter(|v| v.is_none()).count();
+        if let Some(observer) = &self.observer
+            && self.embedder.is_some()
+            && waiting < upserts.len()
+        {
+            observer.reused(upserts.len() - waiting);
+        }
+        if waiting > 0 {
+            self.shared.wake.notify_one();
+        }
         debug!(
             upserts = upserts.len(),
             deletes = deletes.len(),
+            waiting,
             "lancedb epoch written"
         );
-        Ok(())
-    }
-
-    async fn embed(&self, rows: &[MemoryRow]) -> Result<Vec<Option<Vec<f32>>>, ConnectorError> {
-        let Some(embedder) = self.embedder.clone() else {
-            return Ok(vec![None; rows.len()]);
-        };
-        let texts: Vec<String> = rows.iter().map(|r| r.text.clone()).collect();
-        let vectors = tokio::task::spawn_blocking(move || {
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            embedder.embed(&refs)
-        })
-        .await
-        .map_err(|e| ConnectorError::Model(format!("embedding task: {e}")))??;
-        Ok(vectors.into_iter().map(Some).collect())
-    }
-
-    /// Rows whose vector is still missing (written without an embedder, or before the vectors
-    /// caught up) get one: up to `batch` rows at a time are read, `vectorise` computes their
-    /// vectors from their texts, and the rows are written back by id; until none is left.
-    /// Returns how many rows were filled. Meant for when the pipeline is not rewriting the same
-    /// rows (a backfill, a benchmark): a row changed in between would get its old text back.
-    pub async fn backfill_vectors<F>(
-        &self,
-        filter: Option<&str>,
-        batch: usize,
-        mut vectorise: F,
-    ) -> Result<usize, ConnectorError>
-    where
-        F: FnMut(&[&str]) -> Result<Vec<Vec<f32>>, ConnectorError>,
-    {
-        let condition = match filter {
-            Some(filter) => format!("vector IS NULL AND ({filter})"),
-            None => "vector IS NULL".to_string(),
-        };
-        let columns: Vec<String> = memory_schema()
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .filter(|name| name != "vector" && name != "view")
-            .collect();
-        let mut filled = 0;
-        loop {
-            let batches: Vec<RecordBatch> = self
-                .table
-                .query()
-                .only_if(condition.as_str())
-                .select(Select::columns(&columns))
-                .limit(batch.max(1))
-                .execute()
-                .await
-                .map_err(ConnectorError::lance("reading rows without vectors"))?
-                .try_collect()
-                .await
-                .map_err(ConnectorError::lance("reading rows without vectors"))?;
-            let rows: Vec<MemoryRow> = batches.iter().flat_map(rows_of).collect();
-            if rows.is_empty() {
-                return Ok(filled);
-            }
-            let texts: Vec<&str> = rows.iter().map(|r| r.text.as_str()).collect();
-            let vectors: Vec<Option<Vec<f32>>> = vectorise(&texts)?.into_iter().map(Some).collect();
-            let written = to_batch(&rows, &vectors, &self.view)
-                .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
-            let mut merge = self.table.merge_insert(&["id"]);
-            merge.when_matched_update_all(None);
-            merge
-                .execute(Box::new(RecordBatchIterator::new(
-                    vec![Ok(written)],
-                    memory_schema(),
-                )))
-                .await
-                .map_err(ConnectorError::lance("writing vectors"))?;
-            filled += rows.len();
-        }
+        Ok(waiting)
     }
 
     /// Delete every row of this view (of one tenant): the view is rebuilt from the record
@@ -265,9 +282,12 @@ impl LanceSink {
             .map_err(ConnectorError::lance("counting rows"))
     }
 
-    /// Create the full-text index once the table has rows, fold new rows into the indexes and
-    /// compact small fragments. Called by the pipeline when it is idle.
+    /// Create the missing indexes and fold new rows into them: the full-text index on `text`
+    /// and a B-tree on `text_hash` (the vector cache's lookups) once the table has rows, the
+    /// vector index once `vector_index_min_rows` rows have vectors (retrained when that number
+    /// doubled since). Called by the pipeline when it is idle and after compactions.
     pub async fn optimize(&self) -> Result<(), ConnectorError> {
+        let _write = self.shared.write.lock().await;
         if self.count(None).await? == 0 {
             return Ok(());
         }
@@ -276,10 +296,12 @@ impl LanceSink {
             .list_indices()
             .await
             .map_err(ConnectorError::lance("listing indexes"))?;
-        if !indices
-            .iter()
-            .any(|i| i.columns.iter().any(|c| c == "text"))
-        {
+        let indexed = |column: &str| {
+            indices
+                .iter()
+                .any(|i| i.columns.iter().any(|c| c == column))
+        };
+        if !indexed("text") {
             self.table
                 .create_index(&["text"], Index::FTS(FtsIndexBuilder::default()))
                 .execute()
@@ -287,10 +309,131 @@ impl LanceSink {
                 .map_err(ConnectorError::lance("creating the full-text index"))?;
             info!("created the full-text index on memory.text");
         }
-        self.table
-            .optimize(OptimizeAction::Index(OptimizeOptions::default()))
-            .await
-            .map_err(ConnectorError::lance("optimizing indexes"))?;
+        if !indexed("text_hash") {
+            self.table
+                .create_index(&["text_hash"], Index::BTree(BTreeIndexBuilder::default()))
+                .execute()
+                .await
+                .map_err(ConnectorError::lance("creating the text hash index"))?;
+        }
+        let trained = self.vector_index(indexed("vector")).await?;
+        if !trained {
+            self.table
+                .optimize(OptimizeAction::Index(OptimizeOptions::default()))
+                .await
+                .map_err(ConnectorError::lance("optimizing indexes"))?;
+        }
         Ok(())
+    }
+
+    /// Creates (or retrains) the vector index when the rows with vectors reached the
+    /// threshold (or doubled since the last training); returns whether it did.
+    async fn vector_index(&self, exists: bool) -> Result<bool, ConnectorError> {
+        let shared = &self.shared;
+        if exists && shared.trained_on.load(Ordering::Relaxed) == 0 {
+            let stats =
+                self.table
+                    .index_stats(VECTOR_INDEX)
+                    .await
+                    .map_err(ConnectorError::lance(
+                        "reading the vector index's statistics",
+                    ))?;
+            let indexed = stats.map(|s| s.num_indexed_rows).unwrap_or(0);
+            shared.trained_on.store(indexed.max(1), Ordering::Relaxed);
+        }
+        let embedded = self.count(Some("vector IS NOT NULL".into())).await?;
+        let trained_on = shared.trained_on.load(Ordering::Relaxed);
+        let due = if exists {
+            embedded >= trained_on.saturating_mul(2)
+        } else {
+            embedded >= shared.config.vector_index_min_rows.max(1)
+        };
+        if !due {
+            return Ok(false);
+        }
+        let started = std::time::Instant::now();
+        // About 8,192 vectors per IVF partition (each partition is one HNSW graph).
+        let partitions = (embedded / 8_192).clamp(1, 1_024) as u32;
+        self.table
+            .create_index(
+                &["vector"],
+                Index::IvfHnswSq(
+                    IvfHnswSqIndexBuilder::default()
+                        .distance_type(DistanceType::Cosine)
+                        .num_partitions(partitions),
+                ),
+            )
+            .name(VECTOR_INDEX.to_string())
+            .replace(true)
+            .execute()
+            .await
+            .map_err(ConnectorError::lance("creating the vector index"))?;
+        shared.trained_on.store(embedded, Ordering::Relaxed);
+        info!(
+            rows = embedded,
+            partitions,
+            seconds = started.elapsed().as_secs_f64(),
+            retrained = exists,
+            "trained the vector index (IVF_HNSW_SQ, cosine) on memory.vector"
+        );
+        Ok(true)
+    }
+
+    /// The vector index's rows (indexed, not yet indexed), when there is one.
+    pub async fn vector_index_rows(&self) -> Result<Option<(usize, usize)>, ConnectorError> {
+        let stats = self
+            .table
+            .index_stats(VECTOR_INDEX)
+            .await
+            .map_err(ConnectorError::lance(
+                "reading the vector index's statistics",
+            ))?;
+        Ok(stats.map(|s| (s.num_indexed_rows, s.num_unindexed_rows)))
+    }
+
+    /// Rewrite small fragments into large ones (every epoch and every vector batch adds one)
+    /// and remove versions older than an hour, then [`optimize`](Self::optimize) the indexes.
+    pub async fn compact(&self) -> Result<Compaction, ConnectorError> {
+        let mut report = Compaction::default();
+        {
+            let _write = self.shared.write.lock().await;
+            let stats = self
+                .table
+                .optimize(OptimizeAction::Compact {
+                    options: CompactionOptions::default(),
+                    remap_options: None,
+                })
+                .await
+                .map_err(ConnectorError::lance("compacting the memory table"))?;
+            if let Some(c) = stats.compaction {
+                report.fragments_removed = c.fragments_removed;
+                report.fragments_added = c.fragments_added;
+            }
+            let stats = self
+                .table
+                .optimize(OptimizeAction::Prune {
+                    older_than: Some(lancedb::table::Duration::hours(1)),
+                    delete_unverified: None,
+                    error_if_tagged_old_versions: None,
+                })
+                .await
+                .map_err(ConnectorError::lance("pruning old versions"))?;
+            if let Some(p) = stats.prune {
+                report.versions_removed = p.old_versions;
+            }
+        }
+        self.optimize().await?;
+        info!(?report, "compacted the memory table");
+        Ok(report)
+    }
+
+    /// Fragments of the table (a compaction lowers their number).
+    pub async fn fragments(&self) -> Result<usize, ConnectorError> {
+        let stats = self
+            .table
+            .stats()
+            .await
+            .map_err(ConnectorError::lance("reading table statistics"))?;
+        Ok(stats.fragment_stats.num_fragments)
     }
 }

@@ -46,6 +46,17 @@ pub struct RunMetrics {
     pub lag: Family<Labels, Gauge>,
     /// Live graph elements, by kind (`Memory:Decision`, `Entity:Person`, `rel:SUPERSEDES`, …).
     pub elements: Family<Labels, Gauge>,
+    /// LanceDB rows waiting for a vector (the vector lag in rows).
+    pub vector_pending: Gauge,
+    /// Seconds the oldest row waiting for a vector has waited since it was written (0 when
+    /// none waits).
+    pub vector_lag_seconds: Gauge<f64, std::sync::atomic::AtomicU64>,
+    /// Distinct texts run through the embedding model.
+    pub vectors_embedded: Counter,
+    /// Rows that got their vector from the cache (same text hash) instead of the model.
+    pub vectors_reused: Counter,
+    /// Seconds per embedding batch of the background filler.
+    pub embed_batch_seconds: Histogram,
 }
 
 impl Default for RunMetrics {
@@ -60,6 +71,11 @@ impl Default for RunMetrics {
             sink_batch: Family::new_with_constructor(sizes as fn() -> Histogram),
             lag: Family::default(),
             elements: Family::default(),
+            vector_pending: Gauge::default(),
+            vector_lag_seconds: Gauge::default(),
+            vectors_embedded: Counter::default(),
+            vectors_reused: Counter::default(),
+            embed_batch_seconds: seconds(),
             registry: Registry::default(),
         };
         registry.register(
@@ -97,6 +113,31 @@ impl Default for RunMetrics {
             "graph_elements",
             "Live graph elements by kind",
             metrics.elements.clone(),
+        );
+        registry.register(
+            "vector_pending_rows",
+            "LanceDB rows waiting for a vector",
+            metrics.vector_pending.clone(),
+        );
+        registry.register(
+            "vector_lag_seconds",
+            "Seconds the oldest row waiting for a vector has waited",
+            metrics.vector_lag_seconds.clone(),
+        );
+        registry.register(
+            "vectors_embedded",
+            "Texts run through the embedding model",
+            metrics.vectors_embedded.clone(),
+        );
+        registry.register(
+            "vectors_reused",
+            "Rows whose vector came from the cache (same text hash) instead of the model",
+            metrics.vectors_reused.clone(),
+        );
+        registry.register(
+            "embed_batch_seconds",
+            "Seconds per embedding batch",
+            metrics.embed_batch_seconds.clone(),
         );
         RunMetrics {
             registry,
@@ -170,6 +211,39 @@ impl RunMetrics {
                 ("partition".into(), partition.to_string()),
             ])
             .set(lag);
+    }
+}
+
+/// The vector lag, embeddings and cache hits of the LanceDB sink.
+///
+/// ```
+/// use epigraph_connectors::lance::VectorObserver;
+/// use std::time::Duration;
+/// let metrics = epigraph::runtime::metrics::RunMetrics::default();
+/// metrics.backlog(12, Duration::from_millis(1500));
+/// metrics.embedded(8, Duration::from_millis(90));
+/// metrics.reused(4);
+/// let text = metrics.render();
+/// assert!(text.contains("epigraph_vector_pending_rows 12"));
+/// assert!(text.contains("epigraph_vector_lag_seconds 1.5"));
+/// assert!(text.contains("epigraph_vectors_embedded_total 8"));
+/// assert!(text.contains("epigraph_vectors_reused_total 4"));
+/// assert!(text.contains("epigraph_embed_batch_seconds_count 1"));
+/// ```
+impl epigraph_connectors::lance::VectorObserver for RunMetrics {
+    fn backlog(&self, rows: usize, oldest: Duration) {
+        self.vector_pending.set(rows as i64);
+        self.vector_lag_seconds
+            .set(if rows == 0 { 0.0 } else { oldest.as_secs_f64() });
+    }
+
+    fn embedded(&self, texts: usize, took: Duration) {
+        self.vectors_embedded.inc_by(texts as u64);
+        self.embed_batch_seconds.observe(took.as_secs_f64());
+    }
+
+    fn reused(&self, rows: usize) {
+        self.vectors_reused.inc_by(rows as u64);
     }
 }
 

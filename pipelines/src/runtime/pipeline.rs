@@ -9,7 +9,7 @@ use epigraph_connectors::embed::Embedder;
 use epigraph_connectors::kafka::{
     DeadLetter, EventConsumer, EventProducer, Polled, RawMessage, ensure_topics,
 };
-use epigraph_connectors::lance::LanceSink;
+use epigraph_connectors::lance::{LanceSink, VectorFiller};
 use epigraph_connectors::neo4j::Neo4jSink;
 use epigraph_operators::priority::{Now, Usage};
 use epigraph_operators::resolve::Verdict;
@@ -52,6 +52,13 @@ pub struct RunReport {
     pub verdicts: usize,
     /// Usage records read from the feedback topic.
     pub usage_records: usize,
+    /// Distinct texts the embedding model ran on (rows waiting for a vector are embedded in
+    /// the background; `--until-idle` waits for them).
+    pub vectors_embedded: u64,
+    /// Rows that got their vector from the cache (an earlier row or text with the same hash).
+    pub vectors_reused: u64,
+    /// Compactions of the LanceDB table.
+    pub compactions: u64,
 }
 
 /// What the messages of one epoch change.
@@ -74,6 +81,10 @@ struct Runner {
     state: UpsertState,
     usage: UsageWindow,
     metrics: Arc<RunMetrics>,
+    /// Fills the vectors behind the rows (none without an embedder).
+    filler: Option<VectorFiller>,
+    /// Epochs applied since the last compaction, when it ran, and the filler's count then.
+    compaction: (u64, Instant, u64),
     /// The verdict in force per feedback key.
     verdicts: HashMap<String, Verdict>,
     next_offsets: Offsets,
@@ -95,13 +106,17 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         None
     };
     let view = config.kafka.topic_prefix.clone();
+    let metrics = Arc::new(RunMetrics::default());
     let neo4j = Neo4jSink::connect(&config.neo4j)
         .await
         .context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?
         .with_view(&view);
     let lance = LanceSink::open(&config.lancedb, embedder)
         .await?
-        .with_view(&view);
+        .with_view(&view)
+        .with_observer(metrics.clone());
+    // Rows left without a vector by an earlier run are found by its first pass.
+    let filler = lance.spawn_vector_filler();
     let mut topics = config.kafka.all_event_topics();
     topics.push(config.kafka.feedback_topic());
     let consumer = EventConsumer::from_beginning(&config.kafka, &topics)?;
@@ -126,13 +141,14 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         extractor,
         Arc::new(priority),
     ));
-    let metrics = Arc::new(RunMetrics::default());
     if !config.run.metrics_listen.is_empty() {
         serve_metrics(&config.run.metrics_listen, metrics.clone()).await;
     }
     let mut runner = Runner {
         usage,
         metrics,
+        filler,
+        compaction: (0, Instant::now(), 0),
         config,
         consumer,
         producer,
@@ -152,8 +168,11 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         mut report,
         state,
         verdicts,
+        metrics,
         ..
     } = runner;
+    report.vectors_embedded = metrics.vectors_embedded.get();
+    report.vectors_reused = metrics.vectors_reused.get();
     report.live_sources = state.len();
     report.verdicts = verdicts.len();
     match Arc::try_unwrap(dataflow) {
@@ -257,18 +276,47 @@ impl Runner {
                 self.record_lag();
                 self.report.epochs = epoch;
                 optimized = false;
+                self.compaction.0 += 1;
+                let every = self.config.lancedb.compact_every_epochs;
+                if every > 0 && self.compaction.0 >= every {
+                    self.compact().await?;
+                }
                 continue;
             }
             if !optimized {
                 self.lance.optimize().await?;
                 optimized = true;
             }
+            let every = Duration::from_secs(self.config.lancedb.compact_every_secs);
+            let filled = self.filler.as_ref().map_or(0, |f| f.status().filled);
+            if !every.is_zero()
+                && self.compaction.1.elapsed() >= every
+                && (self.compaction.0 > 0 || filled > self.compaction.2)
+            {
+                self.compact().await?;
+            }
             if options.until_idle
                 && caught_up(&self.next_offsets, &self.consumer.high_watermarks()?)
             {
+                // Everything written has its vector, and the indexes (the vector index too,
+                // once large enough) cover it.
+                if let Some(filler) = self.filler.as_mut() {
+                    filler.drained().await?;
+                    self.lance.optimize().await?;
+                }
                 return Ok(());
             }
         }
+    }
+
+    /// Compact the LanceDB table (small fragments of epochs and vector batches) and restart
+    /// the compaction counters.
+    async fn compact(&mut self) -> Result<()> {
+        self.lance.compact().await?;
+        self.report.compactions += 1;
+        let filled = self.filler.as_ref().map_or(0, |f| f.status().filled);
+        self.compaction = (0, Instant::now(), filled);
+        Ok(())
     }
 
     /// Apply writes to both sinks, recording their latency and batch sizes.

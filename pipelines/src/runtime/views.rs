@@ -90,7 +90,7 @@ impl SinkWrites {
                 lance
                     .apply(&self.lance_upserts, &self.lance_deletes)
                     .await
-                    .map(|()| timed(started))
+                    .map(|_waiting| timed(started))
             }
         )?;
         Ok((graph, rows))

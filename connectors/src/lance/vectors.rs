@@ -1,0 +1,714 @@
+//! Vectors behind the rows: the embedding cache by text hash and the background filler.
+//!
+//! An epoch's rows are written at once, each with the vector of an earlier row (or recent text)
+//! of the same `text_hash` when there is one and null otherwise; the full-text index finds them
+//! immediately. [`VectorFiller`] then fills the null vectors in batches, **oldest written row
+//! first**: the lag is bounded by the backlog (no row waits behind a stream of newer ones) and
+//! the age of the oldest waiting row — a metric — falls as it works. Nothing about the backlog
+//! lives only in memory: a row without a vector is found again by the next pass, by the next
+//! run after a restart, or by [`LanceSink::backfill_vectors`].
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt;
+use lancedb::arrow::arrow_array::{
+    Array, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, RecordBatchIterator,
+};
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use tokio::sync::watch;
+use tracing::{debug, warn};
+
+use super::LanceSink;
+use super::rows::{MemoryRow, Stamp, memory_schema, quote, rows_of, string_column, to_batch};
+use crate::ConnectorError;
+use crate::embed::Embedder;
+
+/// Ids per `IN (…)` filter.
+const IN_CHUNK: usize = 500;
+
+/// Receives the vector side's measurements (the runtime's Prometheus metrics implement it).
+pub trait VectorObserver: Send + Sync + std::fmt::Debug {
+    /// Rows waiting for a vector and how long the oldest of them has waited (since it was
+    /// written), measured at the start of every pass of the filler.
+    fn backlog(&self, rows: usize, oldest: Duration);
+    /// `texts` distinct texts were run through the model in one batch that took `took`.
+    fn embedded(&self, texts: usize, took: Duration);
+    /// `rows` rows got a vector from the cache (a row or recent text with the same hash)
+    /// instead of the model.
+    fn reused(&self, rows: usize);
+}
+
+/// Vectors by text hash, least recently used evicted (in bulk, a tenth at a time).
+#[derive(Debug, Default)]
+pub(crate) struct VectorCache {
+    capacity: usize,
+    tick: u64,
+    entries: HashMap<String, (Arc<Vec<f32>>, u64)>,
+}
+
+impl VectorCache {
+    pub(crate) fn new(capacity: usize) -> Self {
+        VectorCache {
+            capacity,
+            ..VectorCache::default()
+        }
+    }
+
+    pub(crate) fn get(&mut self, hash: &str) -> Option<Arc<Vec<f32>>> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.entries.get_mut(hash).map(|(vector, used)| {
+            *used = tick;
+            vector.clone()
+        })
+    }
+
+    pub(crate) fn put(&mut self, hash: String, vector: Arc<Vec<f32>>) {
+        if self.capacity == 0 {
+            return;
+        }
+        if self.entries.len() >= self.capacity && !self.entries.contains_key(&hash) {
+            let mut ticks: Vec<u64> = self.entries.values().map(|(_, t)| *t).collect();
+            let evict = (self.capacity / 10).max(1).min(ticks.len());
+            let (_, cutoff, _) = ticks.select_nth_unstable(evict - 1);
+            let cutoff = *cutoff;
+            self.entries.retain(|_, (_, t)| *t > cutoff);
+        }
+        self.tick += 1;
+        self.entries.insert(hash, (vector, self.tick));
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// `(text_hash, vector)` of every row of the batches that has a vector.
+fn hashed_vectors(batches: &[RecordBatch]) -> Vec<(String, Vec<f32>)> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let (Some(hashes), Some(vectors)) = (
+            string_column(batch, "text_hash"),
+            batch
+                .column_by_name("vector")
+                .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>()),
+        ) else {
+            continue;
+        };
+        for i in 0..batch.num_rows() {
+            if vectors.is_null(i) {
+                continue;
+            }
+            let values = vectors.value(i);
+            if let Some(floats) = values.as_any().downcast_ref::<Float32Array>() {
+                out.push((hashes.value(i).to_string(), floats.values().to_vec()));
+            }
+        }
+    }
+    out
+}
+
+/// One pass of the filler.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FillPass {
+    /// Rows waiting for a vector when the pass began.
+    pub pending: usize,
+    /// Rows that got their vector in this pass.
+    pub filled: usize,
+    /// Distinct texts run through the model.
+    pub embedded: usize,
+    /// Rows whose vector came from the cache.
+    pub reused: usize,
+}
+
+impl LanceSink {
+    /// Vectors for `hashes` from the in-memory cache, then from rows of this view that have
+    /// one. Hashes found in the table are added to the cache.
+    pub(crate) async fn cached_vectors(
+        &self,
+        hashes: &[String],
+    ) -> Result<HashMap<String, Arc<Vec<f32>>>, ConnectorError> {
+        let mut found = HashMap::new();
+        let mut missing = Vec::new();
+        {
+            let mut cache = self.shared.cache.lock().expect("vector cache lock");
+            for hash in hashes.iter().collect::<HashSet<_>>() {
+                match cache.get(hash) {
+                    Some(vector) => {
+                        found.insert(hash.clone(), vector);
+                    }
+                    None => missing.push(hash.clone()),
+                }
+            }
+        }
+        for chunk in missing.chunks(IN_CHUNK) {
+            let list = chunk
+                .iter()
+                .map(|h| quote(h))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let batches: Vec<RecordBatch> = self
+                .table
+                .query()
+                .only_if(format!(
+                    "view = {} AND vector IS NOT NULL AND text_hash IN ({list})",
+                    quote(&self.view)
+                ))
+                .select(Select::columns(&["text_hash", "vector"]))
+                .execute()
+                .await
+                .map_err(ConnectorError::lance("looking up cached vectors"))?
+                .try_collect()
+                .await
+                .map_err(ConnectorError::lance("looking up cached vectors"))?;
+            let mut cache = self.shared.cache.lock().expect("vector cache lock");
+            for (hash, vector) in hashed_vectors(&batches) {
+                let vector = Arc::new(vector);
+                cache.put(hash.clone(), vector.clone());
+                found.insert(hash, vector);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Ids and write times of the rows of this view still without a vector.
+    async fn waiting(&self, filter: Option<&str>) -> Result<Vec<(i64, String)>, ConnectorError> {
+        let mut condition = format!("view = {} AND vector IS NULL", quote(&self.view));
+        if let Some(filter) = filter {
+            condition.push_str(&format!(" AND ({filter})"));
+        }
+        let batches: Vec<RecordBatch> = self
+            .table
+            .query()
+            .only_if(condition)
+            .select(Select::columns(&["id", "written_at"]))
+            .execute()
+            .await
+            .map_err(ConnectorError::lance("reading rows without vectors"))?
+            .try_collect()
+            .await
+            .map_err(ConnectorError::lance("reading rows without vectors"))?;
+        let mut waiting = Vec::new();
+        for batch in &batches {
+            let (Some(ids), Some(at)) = (
+                string_column(batch, "id"),
+                batch
+                    .column_by_name("written_at")
+                    .and_then(|c| c.as_any().downcast_ref::<Int64Array>()),
+            ) else {
+                continue;
+            };
+            for i in 0..batch.num_rows() {
+                waiting.push((at.value(i), ids.value(i).to_string()));
+            }
+        }
+        Ok(waiting)
+    }
+
+    /// Rows (without vector) of these ids that still have no vector, with their text hashes.
+    async fn rows_without_vectors(
+        &self,
+        ids: &[String],
+    ) -> Result<Vec<(MemoryRow, String)>, ConnectorError> {
+        let columns: Vec<String> = memory_schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .filter(|name| name != "vector")
+            .collect();
+        let mut rows = Vec::new();
+        for chunk in ids.chunks(IN_CHUNK) {
+            let list = chunk
+                .iter()
+                .map(|id| quote(id))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let batches: Vec<RecordBatch> = self
+                .table
+                .query()
+                .only_if(format!(
+                    "view = {} AND vector IS NULL AND id IN ({list})",
+                    quote(&self.view)
+                ))
+                .select(Select::columns(&columns))
+                .execute()
+                .await
+                .map_err(ConnectorError::lance("reading rows without vectors"))?
+                .try_collect()
+                .await
+                .map_err(ConnectorError::lance("reading rows without vectors"))?;
+            for batch in &batches {
+                let Some(hashes) = string_column(batch, "text_hash") else {
+                    continue;
+                };
+                for (i, row) in rows_of(batch).into_iter().enumerate() {
+                    rows.push((row, hashes.value(i).to_string()));
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    /// One pass of the filler: the `batch` oldest rows without a vector (of this view, and
+    /// matching `filter`) get one — from the cache when a row or recent text has the same
+    /// hash, else from `vectorise` over their distinct texts — and are written back. Rows
+    /// rewritten in between (another text) or deleted are left to the next pass.
+    pub(crate) async fn fill_pass<V, F>(
+        &self,
+        filter: Option<&str>,
+        batch: usize,
+        vectorise: &mut V,
+    ) -> Result<FillPass, ConnectorError>
+    where
+        V: FnMut(Vec<String>) -> F,
+        F: Future<Output = Result<Vec<Vec<f32>>, ConnectorError>>,
+    {
+        let mut waiting = self.waiting(filter).await?;
+        let now = now_ms();
+        let oldest = waiting.iter().map(|(at, _)| *at).min().unwrap_or(now);
+        if let Some(observer) = &self.observer {
+            observer.backlog(
+                waiting.len(),
+                Duration::from_millis((now - oldest).max(0) as u64),
+            );
+        }
+        let mut pass = FillPass {
+            pending: waiting.len(),
+            ..FillPass::default()
+        };
+        if waiting.is_empty() {
+            return Ok(pass);
+        }
+        waiting.sort_unstable();
+        waiting.truncate(batch.max(1));
+        let ids: Vec<String> = waiting.into_iter().map(|(_, id)| id).collect();
+        let rows = self.rows_without_vectors(&ids).await?;
+        let hashes: Vec<String> = rows.iter().map(|(_, h)| h.clone()).collect();
+        let mut vectors = self.cached_vectors(&hashes).await?;
+        // Distinct texts the cache does not know, once each.
+        let mut texts: Vec<(String, String)> = Vec::new();
+        let mut seen = HashSet::new();
+        for (row, hash) in &rows {
+            if !vectors.contains_key(hash) && seen.insert(hash.clone()) {
+                texts.push((hash.clone(), row.text.clone()));
+            }
+        }
+        if !texts.is_empty() {
+            let started = Instant::now();
+            let computed = vectorise(texts.iter().map(|(_, t)| t.clone()).collect()).await?;
+            if computed.len() != texts.len() {
+                return Err(ConnectorError::Model(format!(
+                    "{} vectors for {} texts",
+                    computed.len(),
+                    texts.len()
+                )));
+            }
+            let took = started.elapsed();
+            pass.embedded = texts.len();
+            if let Some(observer) = &self.observer {
+                observer.embedded(texts.len(), took);
+            }
+            let mut cache = self.shared.cache.lock().expect("vector cache lock");
+            for ((hash, _), vector) in texts.into_iter().zip(computed) {
+                let vector = Arc::new(vector);
+                cache.put(hash.clone(), vector.clone());
+                vectors.insert(hash, vector);
+            }
+        }
+        // Written under the sink's write lock, from a fresh read: a row the pipeline rewrote
+        // meanwhile keeps its new content (and gets its vector only if its text is the same).
+        let _write = self.shared.write.lock().await;
+        let fresh = self.rows_without_vectors(&ids).await?;
+        let (rows, row_vectors): (Vec<MemoryRow>, Vec<Option<Vec<f32>>>) = fresh
+            .into_iter()
+            .filter_map(|(row, hash)| vectors.get(&hash).map(|v| (row, Some(v.as_ref().clone()))))
+            .unzip();
+        if rows.is_empty() {
+            return Ok(pass);
+        }
+        let stamp = Stamp {
+            view: &self.view,
+            model: &self.model,
+            written_at: now_ms(),
+        };
+        let written = to_batch(&rows, &row_vectors, stamp)
+            .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
+        let mut merge = self.table.merge_insert(&["id"]);
+        merge.when_matched_update_all(None);
+        merge
+            .execute(Box::new(RecordBatchIterator::new(
+                vec![Ok(written)],
+                memory_schema(),
+            )))
+            .await
+            .map_err(ConnectorError::lance("writing vectors"))?;
+        pass.filled = rows.len();
+        pass.reused = rows.len().saturating_sub(pass.embedded);
+        if let Some(observer) = &self.observer
+            && pass.reused > 0
+        {
+            observer.reused(pass.reused);
+        }
+        debug!(?pass, "vectors written");
+        Ok(pass)
+    }
+
+    /// Start the background filler of this sink's rows without vectors (needs an embedder;
+    /// `None` without one). One per pipeline; [`LanceSink::apply`] wakes it.
+    pub fn spawn_vector_filler(&self) -> Option<VectorFiller> {
+        let embedder = self.embedder.clone()?;
+        let sink = self.clone();
+        let (status_tx, status) = watch::channel(FillerStatus::default());
+        let batch = self.shared.config.embed_batch_rows.max(1);
+        let task = tokio::spawn(async move {
+            let mut vectorise = |texts: Vec<String>| embed_blocking(embedder.clone(), texts);
+            let mut passes = 0u64;
+            let mut filled = 0u64;
+            loop {
+                // Registered before the pass, so a write during the pass wakes the next one.
+                let woken = sink.shared.wake.notified();
+                let outcome = sink.fill_pass(None, batch, &mut vectorise).await;
+                passes += 1;
+                let rest = match &outcome {
+                    Ok(pass) => {
+                        filled += pass.filled as u64;
+                        status_tx.send_replace(FillerStatus {
+                            passes,
+                            pending: pass.pending - pass.filled,
+                            filled,
+                            error: None,
+                        });
+                        (pass.pending == 0).then_some(Duration::from_secs(2))
+                    }
+                    Err(error) => {
+                        warn!(%error, "filling vectors failed; retrying");
+                        status_tx.send_replace(FillerStatus {
+                            passes,
+                            pending: usize::MAX,
+                            filled,
+                            error: Some(error.to_string()),
+                        });
+                        Some(Duration::from_secs(1))
+                    }
+                };
+                if let Some(rest) = rest {
+                    // Until woken by a write, or a while (to refresh the backlog's age).
+                    let _ = tokio::time::timeout(rest, woken).await;
+                }
+            }
+        });
+        Some(VectorFiller {
+            task,
+            wake: self.shared.clone(),
+            status,
+        })
+    }
+
+    /// Rows whose vector is still missing (written without an embedder, or before the vectors
+    /// caught up) get one: up to `batch` rows at a time, oldest first, from the cache where the
+    /// same text has a vector, else from `vectorise` over their distinct texts; written back
+    /// by id, until none is left. Returns how many rows were filled. Safe while the pipeline
+    /// writes: a row rewritten in between keeps its new content.
+    pub async fn backfill_vectors<F>(
+        &self,
+        filter: Option<&str>,
+        batch: usize,
+        mut vectorise: F,
+    ) -> Result<usize, ConnectorError>
+    where
+        F: FnMut(&[&str]) -> Result<Vec<Vec<f32>>, ConnectorError>,
+    {
+        let mut filled = 0;
+        let mut compute = |texts: Vec<String>| {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            std::future::ready(vectorise(&refs))
+        };
+        loop {
+            let pass = self.fill_pass(filter, batch, &mut compute).await?;
+            if pass.pending == 0 || pass.filled == 0 {
+                return Ok(filled);
+            }
+            filled += pass.filled;
+        }
+    }
+}
+
+/// Runs the model on a blocking thread.
+async fn embed_blocking(
+    embedder: Arc<Embedder>,
+    texts: Vec<String>,
+) -> Result<Vec<Vec<f32>>, ConnectorError> {
+    tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        embedder.embed(&refs)
+    })
+    .await
+    .map_err(|e| ConnectorError::Model(format!("embedding task: {e}")))?
+}
+
+/// What the filler reported after its last pass.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FillerStatus {
+    /// Passes so far.
+    pub passes: u64,
+    /// Rows left waiting after the last pass (`usize::MAX` after a failed one).
+    pub pending: usize,
+    /// Rows filled since the filler started.
+    pub filled: u64,
+    /// The last pass's error, if it failed.
+    pub error: Option<String>,
+}
+
+/// The background task filling vectors behind the rows (see the module docs). Stopped when
+/// dropped.
+#[derive(Debug)]
+pub struct VectorFiller {
+    task: tokio::task::JoinHandle<()>,
+    wake: Arc<super::sink::Shared>,
+    status: watch::Receiver<FillerStatus>,
+}
+
+impl VectorFiller {
+    /// The status after the last pass.
+    pub fn status(&self) -> FillerStatus {
+        self.status.borrow().clone()
+    }
+
+    /// Waits until a pass that began after this call finds nothing left to fill (every row
+    /// written so far has its vector). Fails with the error of a failed pass.
+    pub async fn drained(&mut self) -> Result<(), ConnectorError> {
+        let start = self.status.borrow_and_update().passes;
+        self.wake.wake.notify_one();
+        loop {
+            self.status
+                .changed()
+                .await
+                .map_err(|_| ConnectorError::Model("the vector filler stopped".into()))?;
+            let status = self.status.borrow_and_update().clone();
+            if let Some(error) = status.error {
+                return Err(ConnectorError::Model(format!("filling vectors: {error}")));
+            }
+            // The first pass after `start` may have begun before the call: wait for one more.
+            if status.passes > start + 1 && status.pending == 0 {
+                return Ok(());
+            }
+            if status.pending == 0 {
+                self.wake.wake.notify_one();
+            }
+        }
+    }
+}
+
+impl Drop for VectorFiller {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::embed::EmbedConfig;
+    use crate::lance::{LanceConfig, SearchMode, SearchRequest};
+
+    #[test]
+    fn the_cache_evicts_the_least_recently_used_tenth() {
+        let mut cache = VectorCache::new(10);
+        for i in 0..10 {
+            cache.put(format!("h{i}"), Arc::new(vec![i as f32]));
+        }
+        assert!(
+            cache.get("h0").is_some(),
+            "h0 is used again: h1 is now the oldest"
+        );
+        cache.put("h10".into(), Arc::new(vec![10.0]));
+        assert_eq!(cache.len(), 10);
+        assert!(cache.get("h1").is_none());
+        assert!(cache.get("h0").is_some() && cache.get("h10").is_some());
+        let mut none = VectorCache::new(0);
+        none.put("h".into(), Arc::new(vec![1.0]));
+        assert!(none.get("h").is_none());
+    }
+
+    /// Counts what the sink reports.
+    #[derive(Debug, Default)]
+    struct Counts {
+        embedded: AtomicUsize,
+        batches: AtomicUsize,
+        reused: AtomicUsize,
+        backlog: AtomicUsize,
+    }
+
+    impl VectorObserver for Counts {
+        fn backlog(&self, rows: usize, _oldest: Duration) {
+            self.backlog.store(rows, Ordering::SeqCst);
+        }
+        fn embedded(&self, texts: usize, _took: Duration) {
+            self.embedded.fetch_add(texts, Ordering::SeqCst);
+            self.batches.fetch_add(1, Ordering::SeqCst);
+        }
+        fn reused(&self, rows: usize) {
+            self.reused.fetch_add(rows, Ordering::SeqCst);
+        }
+    }
+
+    pub(crate) fn row(id: &str, source_version: &str, text: &str) -> MemoryRow {
+        MemoryRow {
+            id: id.into(),
+            tenant: "acme".into(),
+            memory_type: "DECISION".into(),
+            title: Some("Atlas".into()),
+            text: text.into(),
+            source_id: "atlas.md".into(),
+            source_version: source_version.into(),
+            span_start: 0,
+            span_end: text.len() as i64,
+            t_valid: None,
+            t_invalid: None,
+            content_hash: format!("{id}-{source_version}"),
+        }
+    }
+
+    pub(crate) async fn sink(dir: &std::path::Path, config: LanceConfig) -> LanceSink {
+        let embedder = Embedder::load(&EmbedConfig::default())
+            .expect("model files (deploy/local/services.sh model)");
+        LanceSink::open(
+            &LanceConfig {
+                dir: dir.display().to_string(),
+                read_consistency_ms: 0,
+                ..config
+            },
+            Some(Arc::new(embedder)),
+        )
+        .await
+        .unwrap()
+    }
+
+    async fn hits(sink: &LanceSink, mode: SearchMode, query: &str) -> usize {
+        sink.search(&SearchRequest {
+            query: query.into(),
+            k: 10,
+            tenant: "acme".into(),
+            mode,
+            types: Vec::new(),
+            candidates: None,
+        })
+        .await
+        .unwrap()
+        .len()
+    }
+
+    /// Rows are written without vectors (BM25 finds them, vector search does not), the
+    /// filler embeds each distinct text once, and an edit that keeps two of three sentences
+    /// under new row ids embeds only the changed one.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn vectors_follow_the_rows_and_unchanged_text_is_never_embedded_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let counts = Arc::new(Counts::default());
+        let sink = sink(dir.path(), LanceConfig::default())
+            .await
+            .with_observer(counts.clone());
+        let first = [
+            row("m1", "v1", "We decided to ship Project Atlas in June."),
+            row("m2", "v1", "The budget is capped at 40K per month."),
+            row("m3", "v1", "Who owns the onboarding flow?"),
+            // The same text as m2 in another row: embedded once.
+            row("m4", "v1", "The budget is capped at 40K per month."),
+        ];
+        assert_eq!(
+            sink.apply(&first, &[]).await.unwrap(),
+            4,
+            "written at once, without vectors"
+        );
+        sink.optimize().await.unwrap();
+        assert_eq!(hits(&sink, SearchMode::Text, "Atlas June").await, 1);
+        assert_eq!(hits(&sink, SearchMode::Vector, "Atlas June").await, 0);
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 4);
+
+        let mut filler = sink.spawn_vector_filler().unwrap();
+        filler.drained().await.unwrap();
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 0);
+        assert_eq!(
+            counts.embedded.load(Ordering::SeqCst),
+            3,
+            "three distinct texts"
+        );
+        assert_eq!(
+            counts.reused.load(Ordering::SeqCst),
+            1,
+            "m4 shares m2's text"
+        );
+        assert_eq!(counts.backlog.load(Ordering::SeqCst), 0);
+        assert_eq!(filler.status().filled, 4);
+        assert_eq!(
+            hits(&sink, SearchMode::Vector, "when does Atlas ship").await,
+            4
+        );
+
+        // The source is edited: a new version, new row ids, one sentence changed.
+        let second = [
+            row("n1", "v2", "We decided to ship Project Atlas in June."),
+            row("n2", "v2", "The budget is capped at 40K per month."),
+            row("n3", "v2", "Dana owns the onboarding flow."),
+        ];
+        let old: Vec<String> = ["m1", "m2", "m3", "m4"].map(String::from).to_vec();
+        assert_eq!(
+            sink.apply(&second, &old).await.unwrap(),
+            1,
+            "only the edited row waits"
+        );
+        assert_eq!(counts.reused.load(Ordering::SeqCst), 3);
+        filler.drained().await.unwrap();
+        assert_eq!(
+            counts.embedded.load(Ordering::SeqCst),
+            4,
+            "one more text embedded"
+        );
+        assert_eq!(sink.count(None).await.unwrap(), 3);
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 0);
+
+        // Deleted and written again: the in-memory cache still has the vector.
+        sink.apply(&[], &["n3".to_string()]).await.unwrap();
+        let again = [row("n3", "v3", "Dana owns the onboarding flow.")];
+        assert_eq!(sink.apply(&again, &[]).await.unwrap(), 0);
+        assert_eq!(counts.embedded.load(Ordering::SeqCst), 4);
+    }
+
+    /// A restart finds the rows an earlier run left without vectors.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn rows_left_without_vectors_are_embedded_after_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let sink = sink(dir.path(), LanceConfig::default()).await;
+            let rows = [
+                row("a", "v1", "Project Nimbus moves to Frankfurt."),
+                row("b", "v1", "The launch slipped to September."),
+            ];
+            sink.apply(&rows, &[]).await.unwrap();
+            // No filler: the process "stops" with both rows waiting.
+        }
+        let counts = Arc::new(Counts::default());
+        let sink = sink(dir.path(), LanceConfig::default())
+            .await
+            .with_observer(counts.clone());
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 2);
+        let mut filler = sink.spawn_vector_filler().unwrap();
+        filler.drained().await.unwrap();
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 0);
+        assert_eq!(counts.embedded.load(Ordering::SeqCst), 2);
+    }
+}
