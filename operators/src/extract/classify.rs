@@ -123,14 +123,16 @@ impl Classifier {
             for m in cues.strong.find_all(text) {
                 if !seen.contains(&m.cue) {
                     seen.push(m.cue);
+                    // A cue weighted `+N` counts as N cues.
+                    let n = cues.strong.weight(m.cue);
                     if m.end <= lead {
-                        weak += 1
+                        weak += n
                     } else {
-                        strong += 1
+                        strong += n
                     }
                 }
             }
-            weak += cues.weak.distinct(text).len() as u32;
+            weak += cues.weak.weighted(text);
             // The heaviest matching section cue counts once.
             let section_hits = section.as_deref().map_or(0, |s| {
                 let hits = cues.sections.distinct(s);
@@ -255,4 +257,33 @@ fn is_header_key(key: &str) -> bool {
     key.chars().next().is_some_and(|c| c.is_ascii_uppercase())
         && key.len() <= 30
         && key.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn type_of(text: &str, section: Option<&str>, kind: SourceKind) -> Option<EpistemicType> {
+        let classifier = Classifier::new(&Ontology::bundled()).unwrap();
+        classifier
+            .classify(text, section, kind)
+            .map(|t| t.memory_type)
+    }
+
+    #[test]
+    fn a_weighted_cue_counts_as_several() {
+        // `+2` on the trailing question mark: it outweighs one strong cue of another type.
+        assert_eq!(
+            type_of("Had a chance to read the papers?", None, SourceKind::Chat),
+            Some(EpistemicType::Question)
+        );
+    }
+
+    #[test]
+    fn an_exception_line_is_an_observation() {
+        assert_eq!(
+            type_of("KeyError: 'minutes'", None, SourceKind::Chat),
+            Some(EpistemicType::Observation)
+        );
+    }
 }

@@ -70,28 +70,72 @@ pub fn units(body: &str) -> Vec<Unit> {
     let mut section: Option<String> = None;
     let mut i = header_block(&lines, &mut out);
     let mut in_fence = false;
+    // The content lines of the open fence: (byte offset, text).
+    let mut fence: Vec<(usize, &str)> = Vec::new();
     let mut literal_indent: Option<usize> = None;
+    // The open literal block is plain text (`.. code-block:: text`): its prose lines are units.
+    let mut literal_prose = false;
     let mut block: Option<Block> = None;
     while i < lines.len() {
         let (offset, line) = lines[i];
         let trimmed = line.trim();
         let indent = line.len() - line.trim_start().len();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+        let opens_fence = trimmed.starts_with("```") || trimmed.starts_with("~~~");
+        if opens_fence || in_fence {
             flush(&mut block, body, &section, &mut out);
-            in_fence = !in_fence;
-            i += 1;
-            continue;
-        }
-        if in_fence {
+            // Chat pastes put content on the fence lines themselves: "```Traceback …",
+            // "… 26.39s```".
+            let mut content = (offset + indent, trimmed);
+            let mut closes = false;
+            if opens_fence {
+                let rest = &trimmed[3..];
+                content = (offset + indent + 3, rest);
+                if in_fence {
+                    closes = true;
+                    content.1 = "";
+                } else {
+                    in_fence = true;
+                    // A bare language tag ("```rust") is no content.
+                    if !rest.contains(char::is_whitespace) && !rest.contains(':') {
+                        content.1 = "";
+                    }
+                    if let Some(inner) = rest.strip_suffix("```").or(rest.strip_suffix("~~~")) {
+                        content.1 = inner;
+                        closes = true;
+                    }
+                }
+            } else if let Some(inner) = trimmed.strip_suffix("```").or(trimmed.strip_suffix("~~~"))
+            {
+                content.1 = inner;
+                closes = true;
+            }
+            if !content.1.trim().is_empty() {
+                fence.push(content);
+            }
+            if closes {
+                fence_results(&fence, &section, &mut out);
+                fence.clear();
+                in_fence = false;
+            }
             i += 1;
             continue;
         }
         if let Some(min) = literal_indent {
             if trimmed.is_empty() || indent > min {
+                if literal_prose && is_prose_line(trimmed) {
+                    out.push(Unit {
+                        start: offset + indent,
+                        end: offset + indent + trimmed.len(),
+                        text: collapse(trimmed),
+                        section: section.clone(),
+                        form: UnitForm::Sentence,
+                    });
+                }
                 i += 1;
                 continue;
             }
             literal_indent = None;
+            literal_prose = false;
         }
         if trimmed.is_empty() {
             flush(&mut block, body, &section, &mut out);
@@ -128,6 +172,7 @@ pub fn units(body: &str) -> Vec<Unit> {
             flush(&mut block, body, &section, &mut out);
             if trimmed.starts_with(".. ") {
                 literal_indent = Some(indent);
+                literal_prose = is_plain_text_directive(trimmed);
             }
             i += 1;
             continue;
@@ -163,7 +208,103 @@ pub fn units(body: &str) -> Vec<Unit> {
         i += 1;
     }
     flush(&mut block, body, &section, &mut out);
+    if in_fence {
+        fence_results(&fence, &section, &mut out);
+    }
     out
+}
+
+/// `.. code-block:: text` (or `code`, `sourcecode`, with `text`, `none` or `txt`): a literal
+/// block of plain text, not code.
+fn is_plain_text_directive(trimmed: &str) -> bool {
+    let Some((name, arg)) = trimmed[3..].split_once("::") else {
+        return false;
+    };
+    matches!(name.trim(), "code-block" | "code" | "sourcecode")
+        && matches!(arg.trim(), "text" | "none" | "txt")
+}
+
+/// A line of prose: at least three words, starts with a letter and has no code punctuation.
+fn is_prose_line(trimmed: &str) -> bool {
+    trimmed.split_whitespace().count() >= 3
+        && trimmed.chars().next().is_some_and(char::is_alphabetic)
+        && !trimmed.contains(['=', '(', ')', '{', '}', '[', ']', ';', '<', '>'])
+}
+
+/// The results of a fenced block, as units: what a pasted traceback or console session reports.
+///
+/// - a traceback (`Traceback (most recent call last):`) ends in its exception line
+///   (`KeyError: 'x'`), the unit;
+/// - a console session (a `$ command` line) ends in its output: the last two lines after the
+///   last command are one unit.
+///
+/// Code and data (no traceback, no prompt) yield nothing.
+fn fence_results(fence: &[(usize, &str)], section: &Option<String>, out: &mut Vec<Unit>) {
+    let unit = |start: usize, end: usize, text: String| Unit {
+        start,
+        end,
+        text,
+        section: section.clone(),
+        form: UnitForm::Sentence,
+    };
+    if let Some(at) = fence.iter().position(|(_, l)| {
+        l.trim_start()
+            .starts_with("Traceback (most recent call last)")
+    }) {
+        if let Some((offset, line)) = fence[at + 1..]
+            .iter()
+            .rev()
+            .find(|(_, l)| is_exception_line(l))
+        {
+            let lead = line.len() - line.trim_start().len();
+            let text = line.trim();
+            out.push(unit(
+                offset + lead,
+                offset + lead + text.len(),
+                collapse(text),
+            ));
+        }
+        return;
+    }
+    let Some(prompt) = fence.iter().rposition(|(_, l)| {
+        let t = l.trim_start();
+        t.starts_with("$ ") || t.starts_with("% ") || t.starts_with(">>> ")
+    }) else {
+        return;
+    };
+    let output = &fence[prompt + 1..];
+    let tail = &output[output.len().saturating_sub(2)..];
+    if let (Some((first, first_line)), Some((last, last_line))) = (tail.first(), tail.last()) {
+        let start = first + (first_line.len() - first_line.trim_start().len());
+        let end = last + last_line.trim_end().len();
+        let text = tail
+            .iter()
+            .map(|(_, l)| l.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        out.push(unit(start, end, collapse(&text)));
+    }
+}
+
+/// `KeyError: 'x'`, `json.decoder.JSONDecodeError: …`, `KeyboardInterrupt`.
+fn is_exception_line(line: &str) -> bool {
+    let line = line.trim();
+    let name = line.split_once(':').map_or(line, |(n, _)| n);
+    !name.is_empty()
+        && !name.starts_with(char::is_whitespace)
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        && [
+            "Error",
+            "Exception",
+            "Warning",
+            "Exit",
+            "Interrupt",
+            "Iteration",
+        ]
+        .iter()
+        .any(|s| name.ends_with(s))
 }
 
 struct Block {
@@ -477,6 +618,31 @@ mod tests {
     fn fenced_code_tables_and_directives_are_not_units() {
         let body = "Intro text here.\n\n```\nlet x = 1;\n```\n\n| a | b |\n\n.. note::\n   hidden\n\nDone now.";
         assert_eq!(texts(body), ["Intro text here.", "Done now."]);
+    }
+
+    #[test]
+    fn a_pasted_traceback_yields_its_exception_line_and_a_console_session_its_output() {
+        let body = "it broke:\n```Traceback (most recent call last):\n  File \"x.py\", line 5, in <module>\n    import y\nImportError: No module named y\n```";
+        let found = units(body);
+        let found_texts: Vec<_> = found.iter().map(|u| u.text.as_str()).collect();
+        assert_eq!(found_texts, ["it broke:", "ImportError: No module named y"]);
+        assert_eq!(
+            &body[found[1].start..found[1].end],
+            "ImportError: No module named y"
+        );
+        let body = "```\n$ ./run.py\nUsing cache\nBest: 42\nTook 26.39s\n```";
+        assert_eq!(texts(body), ["Best: 42 Took 26.39s"]);
+        // Code and data yield nothing.
+        assert!(units("```{\"a\": [1, 2]}\n```\n```rust\nlet x = 1;\n```").is_empty());
+    }
+
+    #[test]
+    fn plain_text_literal_blocks_are_prose() {
+        let body = "Zen\n===\n\n.. code-block:: text\n\n    Beautiful is better than ugly.\n    x = 1\n\n.. code-block:: python\n\n    Not a unit at all.\n";
+        let found = units(body);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].text, "Beautiful is better than ugly.");
+        assert_eq!(found[0].section.as_deref(), Some("Zen"));
     }
 
     #[test]
