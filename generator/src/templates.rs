@@ -194,7 +194,63 @@ pub fn static_unit(w: &mut Writer<'_>, memory_type: MemType) -> Unit {
         MemType::Noise => NOISE,
     };
     let template = *w.rng.pick(templates);
-    w.unit(memory_type, template, &[])
+    let bindings = stable_values(w, template);
+    w.unit(memory_type, template, &bindings)
+}
+
+/// The value placeholders of a filler template, drawn from a stream seeded by the template and
+/// what it is about (its other placeholders), so that a filler says the same thing every time
+/// it is written about the same subject: "Target date for the DataLine beta is March 1" is
+/// never followed by "… is March 9". The labels track no supersession or contradiction between
+/// fillers, so fillers must not make any. Dates are absolute (days after the default start);
+/// a person is a value when something else is the subject ("{P} to draft the {C} proposal").
+fn stable_values(w: &mut Writer<'_>, template: &str) -> Vec<(char, Piece)> {
+    const VALUES: &[char] = &['n', 'N', 'p', '$', 'd', 'k', 'h'];
+    let keys: Vec<char> = template
+        .split('{')
+        .skip(1)
+        .filter_map(|rest| rest.chars().next())
+        .collect();
+    let is_value = |k: char| {
+        VALUES.contains(&k) || (k == 'P' && keys.iter().any(|o| *o != 'P' && !VALUES.contains(o)))
+    };
+    let mut bindings = Vec::new();
+    let mut about = template.to_string();
+    for &key in keys
+        .iter()
+        .filter(|k| !is_value(**k) && !matches!(k, 'm' | 'q'))
+    {
+        let piece = w.draw(key);
+        match &piece {
+            Piece::Entity(e) => about.push_str(&format!("|{key}{e}")),
+            Piece::Text(t) => about.push_str(&format!("|{key}{t}")),
+        }
+        bindings.push((key, piece));
+    }
+    let mut stable = crate::rng::SplitMix64::new(fnv1a(about.as_bytes()));
+    let mut values = Writer {
+        org: &mut *w.org,
+        rng: &mut stable,
+        now: crate::time::DEFAULT_START_MS,
+    };
+    for &key in keys.iter().filter(|k| is_value(**k)) {
+        let piece = match key {
+            'd' => Piece::Text(crate::time::spoken_date(
+                crate::time::DEFAULT_START_MS
+                    + values.rng.range(30, 400) as i64 * crate::time::DAY_MS,
+            )),
+            other => values.draw(other),
+        };
+        bindings.push((key, piece));
+    }
+    bindings
+}
+
+/// 64-bit FNV-1a: a stable hash for seeding.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A sentence stating one of the organisation's true relations (a static NARRATIVE), with its

@@ -243,6 +243,9 @@ pub enum ValueKind {
     Status,
     /// A person's name.
     Person,
+    /// What a decision picked for a matter (read from the decision's phrasing, not from cues:
+    /// see `extract::choice`).
+    Choice,
 }
 
 impl ValueKind {
@@ -255,6 +258,7 @@ impl ValueKind {
             ValueKind::Percentage => "percentage",
             ValueKind::Status => "status",
             ValueKind::Person => "person",
+            ValueKind::Choice => "choice",
         }
     }
 }
@@ -331,6 +335,10 @@ pub struct EpistemicsSpec {
     pub tolerance: f64,
     /// Phrases that mark a statement as an update of earlier ones.
     pub update_cues: Vec<String>,
+    /// Units whose later claim always replaces an earlier different one, cue or not (a later
+    /// decision on the same matter is the organisation's current choice).
+    #[serde(default)]
+    pub latest_wins: Vec<String>,
     /// When two statements are on the same matter.
     pub matter: MatterSpec,
     /// Answering questions.

@@ -136,7 +136,9 @@ pub fn timeline(points: &[ClaimPoint], rules: &Rules) -> Timeline {
             };
             let replaces = replaceable(c.temporal_type)
                 && replaceable(p.temporal_type)
-                && gap.is_some_and(|gap| c.update || gap > rules.window_ms());
+                && gap.is_some_and(|gap| {
+                    c.update || gap > rules.window_ms() || rules.latest_wins(&c.unit)
+                });
             if replaces {
                 out.superseded.push((x, i));
                 continue;
@@ -191,7 +193,8 @@ pub fn supersessions(members: &[&Facts], besides: &[String], rules: &Rules) -> V
     let need_cue = rules.spec().matter.require_update_cue;
     for (pos, &i) in order.iter().enumerate() {
         let newer = members[i];
-        if need_cue && !newer.update {
+        // A decision that states its choice on a matter is judged by the claim timeline.
+        if (need_cue && !newer.update) || newer.chooses {
             continue;
         }
         let earlier = order[..pos]

@@ -179,9 +179,13 @@ where
             // The subject, with every name the tenant knows. A topic (a recurring phrase such as
             // "Load test results") names what kind of statement it is, not what it is about:
             // such claims are judged only within their own source.
-            let subject = f
-                .subject_at(c.provenance.span.0)
-                .unwrap_or_else(|| c.subject.clone());
+            // A choice's owner was read from the decision's phrasing ("… for Vesper"): kept.
+            let subject = if c.unit == "choice" && !c.subject.starts_with("title:") {
+                c.subject.clone()
+            } else {
+                f.subject_at(c.provenance.span.0)
+                    .unwrap_or_else(|| c.subject.clone())
+            };
             let subject = if f.kind_of(&subject) == Some("Topic") {
                 format!("source:{}", c.provenance.source_id)
             } else {
@@ -215,7 +219,13 @@ where
                         temporal_type: c.temporal_type,
                         t_valid: c.t_valid,
                         recorded_at: c.recorded_at,
-                        update: f.update,
+                        // A later decision or plan on the same matter replaces the earlier
+                        // one, whether or not it says so ("We are aiming to launch on June 3").
+                        update: f.update
+                            || matches!(
+                                f.memory_type,
+                                EpistemicType::Decision | EpistemicType::Plan
+                            ),
                     },
                     (f.tenant.clone(), f.memory_type),
                 ),

@@ -187,6 +187,17 @@ impl Rules {
         }
     }
 
+    /// Whether a later claim in `unit` always replaces an earlier different one
+    /// (`latest_wins`).
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// assert!(rules.latest_wins("choice") && !rules.latest_wins("EUR"));
+    /// ```
+    pub fn latest_wins(&self, unit: &str) -> bool {
+        self.spec.latest_wins.iter().any(|u| u == unit)
+    }
+
     /// The contradiction window in milliseconds.
     pub fn window_ms(&self) -> i64 {
         i64::from(self.spec.contradiction_window_days) * DAY_MS
@@ -237,6 +248,7 @@ impl Rules {
             need: (memory.memory_type == EpistemicType::Question)
                 .then(|| self.need(&memory.text).unwrap_or(AnswerKind::Statement)),
             carries: answer_kinds,
+            chooses: claims.iter().any(|c| c.unit == "choice"),
             mentions,
         }
     }
@@ -269,6 +281,10 @@ pub struct Facts {
     pub need: Option<AnswerKind>,
     /// What it carries, as an answer.
     pub carries: Vec<AnswerKind>,
+    /// It states a choice on a matter (a `choice` claim): its supersession is judged by the
+    /// claim timeline.
+    #[serde(default)]
+    pub chooses: bool,
     /// The entities it names: `(span start, entity id, kind)`, in text order.
     pub mentions: Vec<(u32, String, String)>,
 }

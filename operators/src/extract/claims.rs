@@ -305,7 +305,13 @@ impl ClaimReader {
                     && best.as_ref().is_none_or(|(d, _)| distance < *d)
                 {
                     let name = match phrases {
-                        Some(phrases) => format!("{name}:{}", phrases[m.cue]),
+                        Some(phrases) => qualified(
+                            name,
+                            &phrases[m.cue],
+                            &text[..m.start],
+                            &text[gap_start..gap_end],
+                            kind,
+                        ),
                         None => name.clone(),
                     };
                     best = Some((distance, name));
@@ -314,6 +320,106 @@ impl ClaimReader {
         }
         best.map(|(_, name)| name)
     }
+}
+
+/// The name of a qualified attribute: the family, the cue with the word that modifies it
+/// ("signup conversion" and "trial-to-paid conversion" are two measures), and for a percentage
+/// said as a change ("improved by 14%", "up 14%") a `:change` suffix, since a change and a
+/// level are never the same measure.
+///
+/// ```
+/// use epigraph_operators::{Ontology, extract::claims::ClaimReader};
+/// let reader = ClaimReader::new(&Ontology::bundled()).unwrap();
+/// let attribute = |t: &str| reader.read(t, 0, t.len(), &[], None)[0].attribute.clone();
+/// assert_eq!(attribute("Signup conversion is at 25% this week."), "growth:signup conversion");
+/// assert_eq!(attribute("The trial-to-paid conversion improved by 14%."), "growth:trial-to-paid conversion:change");
+/// assert_eq!(attribute("Churn is 3%."), "growth:churn");
+/// assert_eq!(attribute("This month churn came in at 3%."), "growth:churn");
+/// ```
+fn qualified(family: &str, cue: &str, before: &str, gap: &str, kind: ValueKind) -> String {
+    const NOT_MODIFIERS: &[&str] = &[
+        "the",
+        "a",
+        "an",
+        "our",
+        "their",
+        "its",
+        "this",
+        "that",
+        "of",
+        "in",
+        "on",
+        "for",
+        "and",
+        "or",
+        "to",
+        "is",
+        "was",
+        "with",
+        "by",
+        "at",
+        "from",
+        "new",
+        "overall",
+        "total",
+        "monthly",
+        "weekly",
+        "daily",
+        "month",
+        "week",
+        "quarter",
+        "year",
+        "day",
+        "today",
+        "yesterday",
+        "current",
+        "latest",
+        "last",
+        "next",
+        "this",
+    ];
+    let before = before.trim_end();
+    let modifier = before
+        .rsplit(|c: char| c.is_whitespace())
+        .next()
+        .filter(|w| {
+            // A capitalised word is a name ("BrightBridge conversion"), unless it only starts
+            // the sentence.
+            let at_start = w.len() == before.len();
+            !w.is_empty()
+                && w.chars().all(|c| c.is_ascii_alphabetic() || c == '-')
+                && w.chars().skip(1).all(|c| !c.is_ascii_uppercase())
+                && (at_start || !w.starts_with(|c: char| c.is_ascii_uppercase()))
+                && !NOT_MODIFIERS.contains(&w.to_ascii_lowercase().as_str())
+        })
+        .map(|w| format!("{} ", w.to_ascii_lowercase()))
+        .unwrap_or_default();
+    let gap = gap.to_ascii_lowercase();
+    let words: Vec<&str> = gap.split(|c: char| !c.is_alphanumeric()).collect();
+    let has = |w: &str| words.contains(&w);
+    // "improved by 14%", "up 14%" are changes; "fell to 4.5%" is the level it fell to.
+    let change = kind == ValueKind::Percentage
+        && (has("by")
+            || (!has("to")
+                && [
+                    "up",
+                    "down",
+                    "grew",
+                    "rose",
+                    "fell",
+                    "dropped",
+                    "improved",
+                    "increased",
+                    "decreased",
+                    "declined",
+                    "jumped",
+                ]
+                .iter()
+                .any(|w| has(w))));
+    format!(
+        "{family}:{modifier}{cue}{}",
+        if change { ":change" } else { "" }
+    )
 }
 
 /// The subject mention of a value: for an assignment the nearest non-person entity, otherwise

@@ -12,6 +12,7 @@
 //! [`cues`] (compiled cue phrases).
 
 pub mod aliases;
+pub mod choice;
 pub mod claims;
 pub mod classify;
 pub mod cues;
@@ -155,6 +156,7 @@ pub struct Extractor {
     recogniser: Recogniser,
     classifier: Classifier,
     claims: ClaimReader,
+    choices: choice::ChoiceReader,
     relations: RelationReader,
     rules: Arc<crate::epistemic::Rules>,
     alias_reader: aliases::AliasReader,
@@ -169,6 +171,7 @@ impl Extractor {
             recogniser: Recogniser::new(&ontology),
             classifier: Classifier::new(&ontology)?,
             claims: ClaimReader::new(&ontology)?,
+            choices: choice::ChoiceReader::new(),
             relations: RelationReader::new(&ontology)?,
             rules: Arc::new(crate::epistemic::Rules::new(&ontology)?),
             alias_reader: aliases::AliasReader::default(),
@@ -371,9 +374,21 @@ impl Extractor {
                     });
                 }
             }
-            let (Some(typing), Some(memory_id)) = (typing, memory_id) else {
+            let (Some(mut typing), Some(memory_id)) = (typing, memory_id) else {
                 continue;
             };
+            // A choice stated in a decision's own idiom ("Postgres it is for the primary
+            // database", "the primary database moves from MySQL to Postgres") makes the
+            // statement a decision, whatever else it looks like.
+            let choice = self.choices.read(body, unit.start, unit.end, &mentions);
+            if choice.as_ref().is_some_and(|c| c.idiomatic)
+                && !matches!(
+                    typing.memory_type,
+                    EpistemicType::Decision | EpistemicType::Plan | EpistemicType::Question
+                )
+            {
+                typing.memory_type = EpistemicType::Decision;
+            }
             let span = (chars.at(unit.start), chars.at(unit.end));
             let confidence = self.classifier.confidence(&typing, authority);
             out.elements.push(GraphElement::Memory(MemoryObject {
@@ -432,9 +447,21 @@ impl Extractor {
                 relation.t_valid = source.occurred_at;
                 out.entity_relations.push(relation);
             }
+            // A decision (or plan) also claims its choice on a matter ("Postgres as the primary
+            // database"), so a later decision on the same matter is judged like a changed value.
+            let choice = choice
+                .filter(|_| {
+                    matches!(
+                        typing.memory_type,
+                        EpistemicType::Decision | EpistemicType::Plan
+                    )
+                })
+                .map(|c| c.claim);
             for claim in self
                 .claims
                 .read(body, unit.start, unit.end, &mentions, year)
+                .into_iter()
+                .chain(choice)
             {
                 let (subject, subject_name) = match claim.subject {
                     Some(i) => (ids[i].clone(), mentions[i].surface.clone()),

@@ -240,11 +240,24 @@ fn score(
         f1,
         false_positives: predicted
             .difference(&extracted)
-            .take(8)
+            .take(error_samples())
             .map(texts)
             .collect(),
-        misses: extracted.difference(predicted).take(8).map(texts).collect(),
+        misses: extracted
+            .difference(predicted)
+            .take(error_samples())
+            .map(texts)
+            .collect(),
     }
+}
+
+/// How many false positives and misses the report lists per edge type: 8, or
+/// `EPIGRAPH_EVAL_ERRORS` for an error analysis.
+fn error_samples() -> usize {
+    std::env::var("EPIGRAPH_EVAL_ERRORS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(8)
 }
 
 fn collapse(text: &str) -> String {
