@@ -33,7 +33,7 @@ pub(crate) struct Shared {
     /// Wakes the vector filler when rows without vectors were written.
     pub(crate) wake: Notify,
     /// Rows with vectors the vector index was last trained on (0: no index known).
-    trained_on: AtomicUsize,
+    pub(crate) trained_on: AtomicUsize,
     pub(crate) config: LanceConfig,
 }
 

@@ -711,4 +711,126 @@ mod tests {
         assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 0);
         assert_eq!(counts.embedded.load(Ordering::SeqCst), 2);
     }
+
+    /// Sentences different enough to have distinct vectors.
+    fn sentences(n: usize, offset: usize) -> Vec<String> {
+        let subjects = ["Atlas", "Nimbus", "Orion", "Vega", "Lyra", "Draco"];
+        let facts = [
+            "ships in June",
+            "moved its servers to Frankfurt",
+            "is owned by the platform team",
+            "has a budget of 40K per month",
+            "was paused after the security review",
+        ];
+        (offset..offset + n)
+            .map(|i| {
+                format!(
+                    "Project {} {} (note {i}).",
+                    subjects[i % subjects.len()],
+                    facts[(i / subjects.len()) % facts.len()]
+                )
+            })
+            .collect()
+    }
+
+    /// The vector index is created once enough rows have vectors and retrained when they
+    /// doubled; compaction merges the small fragments every epoch and vector batch leaves.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_vector_index_follows_the_threshold_and_compaction_merges_fragments() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LanceConfig {
+            vector_index_min_rows: 12,
+            embed_batch_rows: 4,
+            ..LanceConfig::default()
+        };
+        let sink = sink(dir.path(), config).await;
+        let mut filler = sink.spawn_vector_filler().unwrap();
+        // Eight epochs of one row each: below the threshold, no index.
+        for (i, text) in sentences(8, 0).iter().enumerate() {
+            sink.apply(&[row(&format!("r{i}"), "v1", text)], &[])
+                .await
+                .unwrap();
+        }
+        filler.drained().await.unwrap();
+        sink.optimize().await.unwrap();
+        assert_eq!(sink.vector_index_rows().await.unwrap(), None);
+        // Eight more: 16 rows with vectors, at least 12, so the index is trained on all.
+        let more: Vec<MemoryRow> = sentences(8, 8)
+            .iter()
+            .enumerate()
+            .map(|(i, text)| row(&format!("r{}", i + 8), "v1", text))
+            .collect();
+        sink.apply(&more, &[]).await.unwrap();
+        filler.drained().await.unwrap();
+        sink.optimize().await.unwrap();
+        assert_eq!(sink.vector_index_rows().await.unwrap(), Some((16, 0)));
+        // Vector search through the index still finds the closest text first.
+        let found = sink
+            .search(&SearchRequest {
+                query: "Project Orion moved its servers to Frankfurt".into(),
+                k: 3,
+                tenant: "acme".into(),
+                mode: SearchMode::Vector,
+                types: Vec::new(),
+                candidates: Some(3),
+            })
+            .await
+            .unwrap();
+        assert_eq!(found.len(), 3);
+        assert!(
+            found[0]
+                .text
+                .starts_with("Project Orion moved its servers to Frankfurt"),
+            "{found:?}"
+        );
+
+        // Eight more rows (24 < 2 × 16): folded into the index, not retrained.
+        let more: Vec<MemoryRow> = sentences(8, 16)
+            .iter()
+            .enumerate()
+            .map(|(i, text)| row(&format!("r{}", i + 16), "v1", text))
+            .collect();
+        sink.apply(&more, &[]).await.unwrap();
+        filler.drained().await.unwrap();
+        sink.optimize().await.unwrap();
+        assert_eq!(sink.vector_index_rows().await.unwrap(), Some((24, 0)));
+        assert_eq!(
+            sink.shared
+                .trained_on
+                .load(std::sync::atomic::Ordering::Relaxed),
+            16
+        );
+        // Eight more (32 ≥ 2 × 16): retrained on all 32.
+        let more: Vec<MemoryRow> = sentences(8, 24)
+            .iter()
+            .enumerate()
+            .map(|(i, text)| row(&format!("r{}", i + 24), "v1", text))
+            .collect();
+        sink.apply(&more, &[]).await.unwrap();
+        filler.drained().await.unwrap();
+        sink.optimize().await.unwrap();
+        assert_eq!(sink.vector_index_rows().await.unwrap(), Some((32, 0)));
+        assert_eq!(
+            sink.shared
+                .trained_on
+                .load(std::sync::atomic::Ordering::Relaxed),
+            32
+        );
+
+        let before = sink.fragments().await.unwrap();
+        // Epochs and vector batches write fragments (those whose rows were all rewritten are
+        // dropped; how many are left depends on how the filler's batches fell).
+        assert!(before > 1, "{before} fragments");
+        let compaction = sink.compact().await.unwrap();
+        let after = sink.fragments().await.unwrap();
+        eprintln!("{before} fragments before, {after} after: {compaction:?}");
+        assert!(after < before, "{before} → {after}");
+        assert_eq!(
+            before - after,
+            compaction.fragments_removed - compaction.fragments_added
+        );
+        assert_eq!(sink.count(None).await.unwrap(), 32);
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 0);
+        assert_eq!(sink.vector_index_rows().await.unwrap(), Some((32, 0)));
+    }
 }

@@ -57,6 +57,8 @@ pub struct RunMetrics {
     pub vectors_reused: Counter,
     /// Seconds per embedding batch of the background filler.
     pub embed_batch_seconds: Histogram,
+    /// Compactions of the LanceDB table.
+    pub lance_compactions: Counter,
 }
 
 impl Default for RunMetrics {
@@ -76,6 +78,7 @@ impl Default for RunMetrics {
             vectors_embedded: Counter::default(),
             vectors_reused: Counter::default(),
             embed_batch_seconds: seconds(),
+            lance_compactions: Counter::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -138,6 +141,11 @@ impl Default for RunMetrics {
             "embed_batch_seconds",
             "Seconds per embedding batch",
             metrics.embed_batch_seconds.clone(),
+        );
+        registry.register(
+            "lancedb_compactions",
+            "Compactions of the LanceDB table",
+            metrics.lance_compactions.clone(),
         );
         RunMetrics {
             registry,

@@ -314,6 +314,7 @@ impl Runner {
     async fn compact(&mut self) -> Result<()> {
         self.lance.compact().await?;
         self.report.compactions += 1;
+        self.metrics.lance_compactions.inc();
         let filled = self.filler.as_ref().map_or(0, |f| f.status().filled);
         self.compaction = (0, Instant::now(), filled);
         Ok(())

@@ -1,0 +1,207 @@
+//! Vectors catch up behind the graph and the full-text index: `epigraph run` writes each epoch's
+//! rows without waiting for the embedder, a background task fills their vectors (also after a
+//! restart), unchanged text is never embedded again (the cache by text hash), the vector index
+//! appears once enough rows have vectors, and a running pipeline reports its vector lag and
+//! compacts the table.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use epigraph_connectors::embed::{EmbedConfig, Embedder};
+use epigraph_connectors::lance::{LanceConfig, LanceSink, SearchMode, SearchRequest};
+use epigraph_tests::{TestEnv, last_json_line, serial};
+
+const ATLAS: &str = "# Atlas\n\nWe decided to ship Project Atlas in June.\n\n\
+    Who owns the Atlas budget?\n\nThe Atlas launch review is on Friday.\n";
+const NIMBUS: &str = "# Nimbus\n\nProject Nimbus must not exceed $40K per month.\n";
+
+/// A test environment with a LanceDB folder of its own (table-wide counts are exact).
+fn env(prefix: &str) -> TestEnv {
+    let mut env = TestEnv::new(prefix);
+    env.lance_dir = env.dir.path().join("lancedb");
+    env
+}
+
+async fn rows(env: &TestEnv, filter: &str) -> usize {
+    let filter = format!("tenant = '{}' AND ({filter})", env.tenant);
+    env.lance().await.count(Some(filter)).await.unwrap()
+}
+
+/// `epigraph run --until-idle` with extra environment variables, parsed report.
+fn run(env: &TestEnv, vars: &[(&str, &str)]) -> serde_json::Value {
+    let mut command = env.command(&["run", "--until-idle"]);
+    for (key, value) in vars {
+        command.env(key, value);
+    }
+    let output = command.output().expect("epigraph run");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    last_json_line(&stdout)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn vectors_catch_up_after_a_restart_and_an_edit_embeds_only_the_changed_statement() {
+    let _guard = serial().await;
+    let env = env("vectors");
+    std::fs::write(env.docs().join("a.md"), ATLAS).unwrap();
+    std::fs::write(env.docs().join("b.md"), NIMBUS).unwrap();
+    env.ingest_docs();
+
+    // Without the embedder the rows are written with null vectors (full text only).
+    let report = run(&env, &[("EPIGRAPH_LANCEDB__EMBED", "false")]);
+    assert_eq!(report["vectors_embedded"], 0, "{report}");
+    let total = rows(&env, "true").await;
+    let atlas = rows(&env, "source_id = 'a.md'").await;
+    assert_eq!((total, atlas), (4, 3), "the four statements, three of a.md");
+    assert_eq!(rows(&env, "vector IS NULL").await, 4);
+
+    // The next run (with the embedder) writes nothing new, finds the four rows without
+    // vectors and embeds them; the vector index is created (threshold 4) once they have one.
+    let report = run(&env, &[("EPIGRAPH_LANCEDB__VECTOR_INDEX_MIN_ROWS", "4")]);
+    assert_eq!(report["reconciled_writes"], 0, "{report}");
+    assert_eq!(report["vectors_embedded"], 4, "{report}");
+    assert_eq!(report["vectors_reused"], 0, "{report}");
+    assert_eq!(rows(&env, "vector IS NULL").await, 0);
+    assert_eq!(
+        env.lance().await.vector_index_rows().await.unwrap(),
+        Some((4, 0))
+    );
+
+    // One statement of a.md changes: the new version's rows replace all three of a.md, the
+    // two unchanged texts take their vectors from the rows they replace.
+    std::fs::write(
+        env.docs().join("a.md"),
+        ATLAS.replace("Who owns the Atlas budget?", "Dana owns the Atlas budget."),
+    )
+    .unwrap();
+    let summary = env.ingest_docs();
+    assert_eq!(summary["published"], 1, "{summary}");
+    let report = run(&env, &[]);
+    assert_eq!(report["vectors_embedded"], 1, "{report}");
+    assert_eq!(report["vectors_reused"], 2, "{report}");
+    assert_eq!(rows(&env, "true").await, 4);
+    assert_eq!(rows(&env, "vector IS NULL").await, 0);
+
+    // Vector search finds the edited statement by meaning.
+    let embedder = Embedder::load(&EmbedConfig::default()).expect("model");
+    let reader = LanceSink::open(
+        &LanceConfig {
+            dir: env.lance_dir.display().to_string(),
+            read_consistency_ms: 0,
+            ..LanceConfig::default()
+        },
+        Some(Arc::new(embedder)),
+    )
+    .await
+    .unwrap();
+    let hits = reader
+        .search(&SearchRequest {
+            query: "who is responsible for the money of Atlas".into(),
+            k: 1,
+            tenant: env.tenant.clone(),
+            mode: SearchMode::Vector,
+            types: Vec::new(),
+            candidates: Some(1),
+        })
+        .await
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].text, "Dana owns the Atlas budget.");
+}
+
+/// `GET /metrics` as text, or `None` while nothing answers.
+fn scrape(addr: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(addr).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+}
+
+/// The value of the sample line starting with `name ` (or `name{`).
+fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(&format!("{name} ")))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Scrapes until `done` accepts the metrics.
+fn wait_for(addr: &str, what: &str, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        if let Some(text) = scrape(addr)
+            && done(&text)
+        {
+            return text;
+        }
+        assert!(Instant::now() < deadline, "metrics never showed {what}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_running_pipeline_reports_its_vector_lag_and_compacts_every_epoch() {
+    let _guard = serial().await;
+    let env = env("veclag");
+    std::fs::write(env.docs().join("a.md"), ATLAS).unwrap();
+    env.ingest_docs();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut pipeline = env
+        .command(&["run"])
+        .env("EPIGRAPH_RUN__METRICS_LISTEN", &addr)
+        .env("EPIGRAPH_LANCEDB__COMPACT_EVERY_EPOCHS", "1")
+        .spawn()
+        .expect("spawning epigraph run");
+    // The restore's three rows get their vectors in the background.
+    wait_for(&addr, "the restore's vectors", |m| {
+        sample(m, "epigraph_vectors_embedded_total") == Some(3.0)
+            && sample(m, "epigraph_vector_pending_rows") == Some(0.0)
+    });
+    // A live epoch: the row is written, the table compacted once, its vector follows.
+    std::fs::write(env.docs().join("b.md"), NIMBUS).unwrap();
+    env.ingest_docs();
+    let text = wait_for(&addr, "the live epoch's vector", |m| {
+        sample(m, "epigraph_epochs_total") == Some(2.0)
+            && sample(m, "epigraph_lancedb_compactions_total") == Some(1.0)
+            && sample(m, "epigraph_vectors_embedded_total") == Some(4.0)
+            && sample(m, "epigraph_vector_pending_rows") == Some(0.0)
+    });
+    let _ = pipeline.kill();
+    let _ = pipeline.wait();
+    assert_eq!(
+        sample(&text, "epigraph_vector_lag_seconds"),
+        Some(0.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "epigraph_vectors_reused_total"),
+        Some(0.0),
+        "{text}"
+    );
+    let batches = sample(&text, "epigraph_embed_batch_seconds_count").unwrap_or(0.0);
+    assert!(
+        (2.0..=4.0).contains(&batches),
+        "{batches} embedding batches\n{text}"
+    );
+    assert_eq!(rows(&env, "vector IS NULL").await, 0);
+    assert_eq!(rows(&env, "true").await, 4);
+}
