@@ -309,6 +309,25 @@ impl Facts {
         self.subject_mention(at).map(|(_, id, _)| id.clone())
     }
 
+    /// The first entity this statement names within `span` that can own a matter (not a
+    /// person, not a topic).
+    ///
+    /// ```
+    /// use epigraph_operators::epistemic::Facts;
+    /// let mut f: Facts = serde_json::from_str(r#"{"tenant":"t","id":"m","memory_type":"Decision",
+    ///   "temporal_type":"static","source_id":"s","t_valid":null,"recorded_at":null,"topic":[],
+    ///   "update":false,"need":null,"carries":[],"mentions":[]}"#).unwrap();
+    /// f.mentions = vec![(10, "vesper".into(), "Project".into()), (30, "pricing".into(), "Topic".into())];
+    /// assert_eq!(f.owner_within((0, 20)).as_deref(), Some("vesper"));
+    /// assert_eq!(f.owner_within((25, 40)), None);
+    /// ```
+    pub fn owner_within(&self, (start, end): (u32, u32)) -> Option<String> {
+        self.mentions
+            .iter()
+            .find(|(at, _, kind)| *at >= start && *at < end && kind != "Person" && kind != "Topic")
+            .map(|(_, id, _)| id.clone())
+    }
+
     /// The kind of an entity this statement names.
     pub fn kind_of(&self, entity: &str) -> Option<&str> {
         self.mentions

@@ -133,29 +133,36 @@ impl ChoiceReader {
         // outside the choice and what it replaces.
         let z = group("z");
         let f = group("f");
+        // A topic ("pricing") is part of the matter, never its owner.
+        let owner = |m: &Mention| m.kind != "Person" && m.kind != "Topic";
         let subject = mentions
             .iter()
-            .position(|m| m.kind != "Person" && inside(m, (m_start, m_end)))
-            .or_else(|| {
-                f.and_then(|f| {
-                    mentions
-                        .iter()
-                        .position(|m| m.kind != "Person" && inside(m, f))
-                })
-            })
+            .position(|m| owner(m) && inside(m, (m_start, m_end)))
+            .or_else(|| f.and_then(|f| mentions.iter().position(|m| owner(m) && inside(m, f))))
             .or_else(|| {
                 mentions.iter().position(|m| {
-                    m.kind != "Person"
+                    owner(m)
                         && m.start >= start
                         && m.end <= end
                         && !inside(m, (o_start, o_end))
                         && z.is_none_or(|z| !inside(m, z))
                 })
             });
+        // Without a known owner, the claim's span is where the owner is named, for the dataflow
+        // (which knows names this source never introduced) to find it: the matter and what
+        // follows "for", else the matter when it holds a name, else the words before the choice.
+        let has_name = body[m_start..m_end]
+            .split_whitespace()
+            .any(|w| w.starts_with(char::is_uppercase) && w.chars().any(char::is_lowercase));
+        let (span_start, span_end) = match f {
+            Some((_, f_end)) => (m_start, f_end),
+            None if has_name => (m_start, m_end),
+            None => (start, o_start),
+        };
         Some(Choice {
             claim: RawClaim {
-                start: m_start,
-                end: m_end,
+                start: span_start,
+                end: span_end,
                 attribute: format!("{CHOICE}:{matter}"),
                 value,
                 unit: CHOICE.into(),
