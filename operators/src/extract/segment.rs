@@ -168,6 +168,21 @@ pub fn units(body: &str) -> Vec<Unit> {
             i += 1;
             continue;
         }
+        if let Some(argument) = prose_directive(trimmed) {
+            // `.. note:: This PEP is obsolete.`: the argument and the indented body are prose.
+            flush(&mut block, body, &section, &mut out);
+            if !argument.is_empty() {
+                let start = offset + (argument.as_ptr() as usize - line.as_ptr() as usize);
+                block = Some(Block {
+                    start,
+                    end: start + argument.trim_end().len(),
+                    indent,
+                    form: UnitForm::Sentence,
+                });
+            }
+            i += 1;
+            continue;
+        }
         if trimmed.starts_with(".. ") || is_table_line(trimmed) {
             flush(&mut block, body, &section, &mut out);
             if trimmed.starts_with(".. ") {
@@ -222,6 +237,33 @@ fn is_plain_text_directive(trimmed: &str) -> bool {
     };
     matches!(name.trim(), "code-block" | "code" | "sourcecode")
         && matches!(arg.trim(), "text" | "none" | "txt")
+}
+
+/// RST directives whose content is prose: admonitions and the PEP status notices.
+const PROSE_DIRECTIVES: [&str; 15] = [
+    "note",
+    "warning",
+    "important",
+    "attention",
+    "caution",
+    "danger",
+    "hint",
+    "tip",
+    "admonition",
+    "seealso",
+    "topic",
+    "sidebar",
+    "rejected",
+    "withdrawn",
+    "deprecated",
+];
+
+/// The argument of a prose directive line (`.. note:: Obsolete.` → `Obsolete.`), if it is one.
+fn prose_directive(trimmed: &str) -> Option<&str> {
+    let (name, argument) = trimmed.strip_prefix(".. ")?.split_once("::")?;
+    PROSE_DIRECTIVES
+        .contains(&name.trim())
+        .then(|| argument.trim_start())
 }
 
 /// A line of prose: at least three words, starts with a letter and has no code punctuation.
@@ -616,7 +658,7 @@ mod tests {
 
     #[test]
     fn fenced_code_tables_and_directives_are_not_units() {
-        let body = "Intro text here.\n\n```\nlet x = 1;\n```\n\n| a | b |\n\n.. note::\n   hidden\n\nDone now.";
+        let body = "Intro text here.\n\n```\nlet x = 1;\n```\n\n| a | b |\n\n.. code-block:: python\n   hidden = 1\n\nDone now.";
         assert_eq!(texts(body), ["Intro text here.", "Done now."]);
     }
 
@@ -643,6 +685,19 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].text, "Beautiful is better than ugly.");
         assert_eq!(found[0].section.as_deref(), Some("Zen"));
+    }
+
+    #[test]
+    fn admonitions_and_status_notices_are_prose() {
+        let body = ".. note:: This PEP is obsolete.\n   See the devguide.\n\n.. rejected::\n\n   Rejected by the council.\n\n.. code-block:: python\n\n   x = 1\n";
+        assert_eq!(
+            texts(body),
+            [
+                "This PEP is obsolete.",
+                "See the devguide.",
+                "Rejected by the council."
+            ]
+        );
     }
 
     #[test]
