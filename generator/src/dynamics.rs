@@ -7,7 +7,8 @@
 //! - a **question** is asked and, most of the time, answered later by a unit naming its matter.
 //!
 //! Every claim goes through one registry keyed by `(subject, attribute)`: a claim whose value
-//! differs from the current one supersedes it, unless it is the second side of a conflict. The
+//! differs from the current ones supersedes each of them (both sides of a standing conflict),
+//! unless it is the second side of a conflict, which stands next to the first. The
 //! number of active matters is capped, so memory does not grow with the number of events.
 
 use std::collections::HashMap;
@@ -78,7 +79,8 @@ pub struct Dynamics {
     /// Lines written per simulated day (the corpus spans a year).
     lines_per_day: u64,
     /// Per `(subject, attribute)`: the unit holding the current value, the value, and when.
-    registry: HashMap<(String, &'static str), (TextRef, String, i64)>,
+    /// The current claims of each key: one, or both sides of a standing contradiction.
+    registry: HashMap<(String, &'static str), Vec<(TextRef, String, i64)>>,
 }
 
 /// The two sides of a conflict are written within this many days (a contradiction), and a new
@@ -136,9 +138,11 @@ impl Dynamics {
                         .any(|m| m.track.key().as_ref() == Some(&key))
                 });
                 let recent = track.claim_keys(w.org).iter().any(|key| {
-                    self.registry
-                        .get(key)
-                        .is_some_and(|(_, _, at)| ctx.now - at < CONFLICT_COOLDOWN_MS)
+                    self.registry.get(key).is_some_and(|current| {
+                        current
+                            .iter()
+                            .any(|(_, _, at)| ctx.now - at < CONFLICT_COOLDOWN_MS)
+                    })
                 });
                 if busy || recent {
                     return None;
@@ -245,23 +249,30 @@ impl Dynamics {
             valid_from: ctx.now,
         });
         let key = (subject, claim.attribute);
-        if let Some((older, value, _)) = self.registry.get(&key)
-            && supersede
-            && *value != claim.value
-            && older != here
-        {
-            let matter = if claim.attribute == "decision" {
-                key.0.clone()
-            } else {
-                format!("{}/{}", key.0, key.1)
-            };
-            ctx.labels.supersessions.push(SupersessionLabel {
-                newer: here.clone(),
-                older: older.clone(),
-                matter,
-            });
+        let matter = if claim.attribute == "decision" {
+            key.0.clone()
+        } else {
+            format!("{}/{}", key.0, key.1)
+        };
+        let current = self.registry.entry(key).or_default();
+        if supersede {
+            // A new claim replaces every current claim of its key that says something else:
+            // both sides of a standing contradiction, not only the last one written.
+            for (older, value, _) in current.iter() {
+                if *value != claim.value && older != here {
+                    ctx.labels.supersessions.push(SupersessionLabel {
+                        newer: here.clone(),
+                        older: older.clone(),
+                        matter: matter.clone(),
+                    });
+                }
+            }
+            current.retain(|(older, value, _)| *value == claim.value && older != here);
         }
-        self.registry
-            .insert(key, (here.clone(), claim.value.clone(), ctx.now));
+        current.push((here.clone(), claim.value.clone(), ctx.now));
+        // Restatements of one value agree; a handful is enough to label against.
+        if current.len() > 8 {
+            current.remove(0);
+        }
     }
 }

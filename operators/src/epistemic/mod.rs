@@ -36,7 +36,7 @@ use crate::extract::edge;
 use crate::model::{Claim, EpistemicType, GraphElement, MemoryObject, Relation, Standing};
 use crate::resolve::SAME_AS;
 use judge::{ClaimPoint, Link, LinkKind};
-pub use rules::{Facts, Rules};
+pub use rules::{Facts, Rules, owner_rank};
 
 /// One input of the per-memory reduce.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -320,11 +320,17 @@ impl Facts {
     /// f.mentions = vec![(10, "vesper".into(), "Project".into()), (30, "pricing".into(), "Topic".into())];
     /// assert_eq!(f.owner_within((0, 20)).as_deref(), Some("vesper"));
     /// assert_eq!(f.owner_within((25, 40)), None);
+    /// // "Onyx" names a project and a team: the project owns the matter.
+    /// f.mentions = vec![(10, "onyx-team".into(), "Team".into()), (10, "onyx".into(), "Project".into())];
+    /// assert_eq!(f.owner_within((0, 20)).as_deref(), Some("onyx"));
     /// ```
     pub fn owner_within(&self, (start, end): (u32, u32)) -> Option<String> {
         self.mentions
             .iter()
-            .find(|(at, _, kind)| *at >= start && *at < end && kind != "Person" && kind != "Topic")
+            .filter(|(at, _, kind)| {
+                *at >= start && *at < end && kind != "Person" && kind != "Topic"
+            })
+            .min_by_key(|(at, _, kind)| (owner_rank(kind), *at))
             .map(|(_, id, _)| id.clone())
     }
 
@@ -348,6 +354,17 @@ impl Facts {
             .filter(|(start, ..)| *start < at)
             .min_by_key(|(start, _, kind)| (rank(kind), std::cmp::Reverse(*start)));
         before.or_else(|| self.mentions.iter().find(|(start, ..)| *start >= at))
+    }
+}
+
+/// Which kind of entity owns a matter when one name fits several: projects, then products, then
+/// organisations, then anything else.
+pub fn owner_rank(kind: &str) -> u8 {
+    match kind {
+        "Project" => 0,
+        "Product" => 1,
+        "Organization" => 2,
+        _ => 3,
     }
 }
 

@@ -135,18 +135,22 @@ impl ChoiceReader {
         let f = group("f");
         // A topic ("pricing") is part of the matter, never its owner.
         let owner = |m: &Mention| m.kind != "Person" && m.kind != "Topic";
-        let subject = mentions
-            .iter()
-            .position(|m| owner(m) && inside(m, (m_start, m_end)))
-            .or_else(|| f.and_then(|f| mentions.iter().position(|m| owner(m) && inside(m, f))))
+        // Where one name fits several kinds, the project (product, organisation) owns it.
+        let best = |found: &mut dyn Iterator<Item = (usize, &Mention)>| {
+            found
+                .min_by_key(|(_, m)| (crate::epistemic::owner_rank(&m.kind), m.start))
+                .map(|(i, _)| i)
+        };
+        let all = || mentions.iter().enumerate().filter(|(_, m)| owner(m));
+        let subject = best(&mut all().filter(|(_, m)| inside(m, (m_start, m_end))))
+            .or_else(|| f.and_then(|f| best(&mut all().filter(|(_, m)| inside(m, f)))))
             .or_else(|| {
-                mentions.iter().position(|m| {
-                    owner(m)
-                        && m.start >= start
+                best(&mut all().filter(|(_, m)| {
+                    m.start >= start
                         && m.end <= end
                         && !inside(m, (o_start, o_end))
                         && z.is_none_or(|z| !inside(m, z))
-                })
+                }))
             });
         // Without a known owner, the claim's span is where the owner is named, for the dataflow
         // (which knows names this source never introduced) to find it: the matter and what

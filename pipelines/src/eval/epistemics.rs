@@ -109,6 +109,15 @@ pub fn evaluate_epistemics(extractor: Arc<Extractor>, dir: &Path) -> Result<Epis
     let versions: Vec<SourceVersion> = sources.iter().map(|s| s.version.clone()).collect();
     let n_sources = versions.len();
     let graph = live_graph(versions, extractor);
+    // For an error analysis: every element of the judged graph, one JSON per line.
+    if let Ok(path) = std::env::var("EPIGRAPH_EVAL_DUMP") {
+        let mut out = String::new();
+        for e in &graph {
+            out.push_str(&serde_json::to_string(e)?);
+            out.push('\n');
+        }
+        std::fs::write(&path, out).with_context(|| format!("writing {path}"))?;
+    }
     let mut by_unit: HashMap<(String, String), String> = HashMap::new();
     let mut text_of: HashMap<String, String> = HashMap::new();
     let mut questions = (0, 0);
@@ -252,7 +261,8 @@ fn score(
 }
 
 /// How many false positives and misses the report lists per edge type: 8, or
-/// `EPIGRAPH_EVAL_ERRORS` for an error analysis.
+/// `EPIGRAPH_EVAL_ERRORS` for an error analysis (`EPIGRAPH_EVAL_DUMP=<file>` writes the whole
+/// judged graph as JSON lines next to it).
 fn error_samples() -> usize {
     std::env::var("EPIGRAPH_EVAL_ERRORS")
         .ok()
