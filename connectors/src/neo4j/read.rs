@@ -80,6 +80,10 @@ pub struct MemoryCard {
     /// header such as `Status: Withdrawn` or `Superseded-By: 342`).
     #[serde(default)]
     pub source_status: Option<String>,
+    /// Later documents that replaced its source (a `Superseded-By:` or `Replaces:` header):
+    /// each edge's `id` is the newer document's `source_id`.
+    #[serde(default)]
+    pub source_superseded_by: Vec<EdgeRef>,
 }
 
 /// A claim asserted by a memory object.
@@ -111,7 +115,8 @@ const CARD: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text, '') AS t
      [(m)-[r:ANSWERS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS answers, \
      size([(o)-[:SUPPORTS]->(m) | 1]) AS supported, \
      [(m)-[:ASSERTS]->(c:Claim) | {subject: c.subject_name, attribute: c.attribute, value: c.value, unit: c.unit, qualifier: c.qualifier}] AS claims, \
-     head([(m)-[:DERIVED_FROM]->(s)<-[:DERIVED_FROM]-(h) WHERE h.text =~ '(?i)(status: *(superseded|rejected|withdrawn|deprecated|obsolete|replaced)|superseded[- ]by *:?).*' | h.text]) AS source_status";
+     head([(m)-[:DERIVED_FROM]->(s)<-[:DERIVED_FROM]-(h) WHERE h.text =~ '(?i)(status: *(superseded|rejected|withdrawn|deprecated|obsolete|replaced)|superseded[- ]by *:?).*' | h.text]) AS source_status, \
+     [(m)-[:DERIVED_FROM]->(s)<-[r:SUPERSEDES]-(n) | {id: n.source_id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS source_superseded_by";
 
 /// Cypher tail turning rows of `(e, hits)` into [`EntityCard`]s: each entity replaced by the
 /// canonical one of its identity component, with the whole component's names, addresses and

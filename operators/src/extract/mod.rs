@@ -16,6 +16,7 @@ pub mod choice;
 pub mod claims;
 pub mod classify;
 pub mod cues;
+pub mod doclinks;
 pub mod mentions;
 pub mod relations;
 pub mod segment;
@@ -129,6 +130,9 @@ pub struct Extraction {
     pub candidates: Vec<CandidateMention>,
     /// Aliases stated in the text or configured (same-as evidence).
     pub aliases: Vec<aliases::AliasLink>,
+    /// What a numbered document's header says about itself and the documents it replaced or
+    /// that replaced it (joined across sources into `SUPERSEDES` edges between source nodes).
+    pub doc_links: Vec<doclinks::DocLink>,
 }
 
 impl Extraction {
@@ -234,6 +238,17 @@ impl Extractor {
             .authority
             .of(source.kind, source.authority.as_deref());
         let has_people = self.ontology.kind("Person").is_some();
+        out.doc_links = doclinks::header_links(&source.body)
+            .into_iter()
+            .map(|(key, role)| doclinks::DocLink {
+                tenant: source.tenant.clone(),
+                node_id: node.id.clone(),
+                occurred_at: source.occurred_at,
+                recorded_at: source.recorded_at,
+                key,
+                role,
+            })
+            .collect();
         // Authors named in a header block (PEPs, ADRs, RFCs) count like header authors.
         let header_authors = header_parties(&source.body);
         let mut with_headers;
@@ -781,6 +796,7 @@ enum Extracted {
     EntityRelation(Relation),
     Candidate(CandidateMention),
     Alias(aliases::AliasLink),
+    DocLink(doclinks::DocLink),
 }
 
 /// The dataflow stage: live source versions to graph elements.
@@ -853,6 +869,7 @@ where
             )
             .chain(x.candidates.into_iter().map(Extracted::Candidate))
             .chain(x.aliases.into_iter().map(Extracted::Alias))
+            .chain(x.doc_links.into_iter().map(Extracted::DocLink))
             .collect::<Vec<_>>()
     });
     let elements = extracted.clone().flat_map(|x| match x {
@@ -884,6 +901,10 @@ where
     let known = sightings
         .map(|s| ((s.tenant, s.key), s.entity_id))
         .distinct();
+    let doc_links = extracted.clone().flat_map(|x| match x {
+        Extracted::DocLink(link) => Some(link),
+        _ => None,
+    });
     let candidates = extracted.flat_map(|x| match x {
         Extracted::Candidate(c) => Some(((c.tenant.clone(), c.key.clone()), c)),
         _ => None,
@@ -943,6 +964,7 @@ where
     let identities =
         crate::resolve::resolve_identities(sightings_for_resolution, verdicts, stated_aliases);
     let all = elements
+        .concat(document_supersessions(doc_links))
         .concat(entities)
         .concat(entity_relations)
         .concat(candidate_mentions)
@@ -952,6 +974,48 @@ where
         None => all,
     };
     crate::epistemic::relate(all, rules)
+}
+
+/// `SUPERSEDES` edges between the source nodes of numbered documents, from what their headers
+/// say: a document whose `Superseded-By:` names a key is replaced by the document with that key,
+/// and a document whose `Replaces:` names a key replaces it. Valid from when the newer one was
+/// written.
+fn document_supersessions<'s, T>(
+    links: VecCollection<'s, T, doclinks::DocLink>,
+) -> VecCollection<'s, T, GraphElement>
+where
+    T: Timestamp + Lattice,
+{
+    use doclinks::DocRole;
+    let owners = links
+        .clone()
+        .filter(|l| l.role == DocRole::Is)
+        .map(|l| ((l.tenant.clone(), l.key.clone()), l));
+    let references = links
+        .filter(|l| l.role != DocRole::Is)
+        .map(|l| ((l.tenant.clone(), l.key.clone()), l));
+    references
+        .join_map(owners, |(tenant, _), reference, owner| {
+            let (newer, older) = match reference.role {
+                DocRole::SupersededBy => (owner, reference),
+                _ => (reference, owner),
+            };
+            (
+                tenant.clone(),
+                newer.node_id.clone(),
+                older.node_id.clone(),
+                newer.occurred_at,
+                newer.recorded_at.max(older.recorded_at),
+            )
+        })
+        .filter(|(_, newer, older, ..)| newer != older)
+        .distinct()
+        .map(|(tenant, newer, older, t_valid, recorded_at)| {
+            let mut edge = Relation::structural(&tenant, "SUPERSEDES", &newer, &older, None);
+            edge.t_valid = t_valid;
+            edge.recorded_at = recorded_at;
+            GraphElement::Relation(edge)
+        })
 }
 
 fn aggregate_entity(input: &[(&Sighting, isize)]) -> EntityNode {

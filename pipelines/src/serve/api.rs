@@ -358,28 +358,56 @@ pub async fn rank(
 
 /// A superseded candidate whose successor is also a candidate ranks just below it (its score is
 /// capped at `factor` times the successor's), newest first so that a chain keeps its order: the
-/// old state stays near the top when it is relevant, but never above what replaced it.
+/// old state stays near the top when it is relevant, but never above what replaced it. The same
+/// holds between documents: a statement of a document that a later one replaced (its header
+/// says `Superseded-By:`, or the later one's says `Replaces:`) ranks below the best candidate
+/// of the document that replaced it.
 pub fn below_successors(ranked: &mut [Ranked], at: Option<i64>, factor: f64) {
+    // Newest first; between documents, the newest document first.
     let mut order: Vec<usize> = (0..ranked.len()).collect();
-    order.sort_by_key(|i| std::cmp::Reverse(ranked[*i].card.t_valid.unwrap_or(i64::MIN)));
+    order.sort_by_key(|i| {
+        let card = &ranked[*i].card;
+        std::cmp::Reverse((
+            card.occurred_at.unwrap_or(i64::MIN),
+            card.t_valid.unwrap_or(i64::MIN),
+        ))
+    });
     let index: HashMap<String, usize> = ranked
         .iter()
         .enumerate()
         .map(|(i, r)| (r.card.id.clone(), i))
         .collect();
+    let mut by_source: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, r) in ranked.iter().enumerate() {
+        by_source
+            .entry(r.card.source_id.clone())
+            .or_default()
+            .push(i);
+    }
     for i in order {
         let view = AsOf {
             card: &ranked[i].card,
             at,
         };
-        if view.standing() != "superseded" {
-            continue;
-        }
-        let cap = view
-            .superseded_by()
+        let successors: Vec<usize> = if view.standing() == "superseded" {
+            view.superseded_by()
+                .iter()
+                .filter_map(|e| index.get(&e.id).copied())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let successor_documents: Vec<usize> = view
+            .source_superseded_by()
             .iter()
-            .filter_map(|e| index.get(&e.id))
-            .map(|j| ranked[*j].score * factor)
+            .filter_map(|e| by_source.get(&e.id))
+            .flatten()
+            .copied()
+            .collect();
+        let cap = successors
+            .into_iter()
+            .chain(successor_documents)
+            .map(|j| ranked[j].score * factor)
             .fold(f64::NAN, f64::max);
         if cap.is_finite() && ranked[i].score > cap {
             ranked[i].score = cap;
@@ -1172,4 +1200,79 @@ pub async fn traverse(
         from: starts,
         paths,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use epigraph_connectors::neo4j::EdgeRef;
+
+    fn ranked(id: &str, source: &str, occurred_at: i64, score: f64) -> Ranked {
+        Ranked {
+            hit: SearchHit {
+                id: id.into(),
+                source_id: source.into(),
+                memory_type: "DECISION".into(),
+                title: None,
+                text: String::new(),
+                score: 0.0,
+                bm25: None,
+                cosine: None,
+                text_rank: None,
+                vector_rank: None,
+            },
+            card: MemoryCard {
+                id: id.into(),
+                source_id: source.into(),
+                standing: "current".into(),
+                occurred_at: Some(occurred_at),
+                t_valid: Some(occurred_at),
+                ..Default::default()
+            },
+            relevance: score,
+            phi: Phi {
+                phi: 1.0,
+                priority: 1.0,
+                standing: 1.0,
+                edges: 1.0,
+                recency: 1.0,
+                k: 0.5,
+            },
+            score,
+        }
+    }
+
+    fn replaced_by(r: &mut Ranked, source: &str, t_valid: i64) {
+        r.card.source_superseded_by.push(EdgeRef {
+            id: source.into(),
+            t_valid: Some(t_valid),
+            ..Default::default()
+        });
+    }
+
+    #[test]
+    fn a_replaced_document_ranks_below_the_one_that_replaced_it_down_a_chain() {
+        // PEP 241 → 314 → 345, the oldest the most relevant to the query.
+        let mut all = vec![
+            ranked("a", "pep-0241", 1, 0.98),
+            ranked("b", "pep-0314", 2, 0.84),
+            ranked("c", "pep-0345", 3, 0.76),
+            ranked("d", "pep-0241", 1, 0.20),
+        ];
+        replaced_by(&mut all[0], "pep-0314", 2);
+        replaced_by(&mut all[3], "pep-0314", 2);
+        replaced_by(&mut all[1], "pep-0345", 3);
+        below_successors(&mut all, None, 0.98);
+        let score = |id: &str| all.iter().find(|r| r.card.id == id).unwrap().score;
+        assert!(score("c") > score("b") && score("b") > score("a"));
+        assert_eq!(score("d"), 0.20, "a low score is not raised");
+        // As of before 345 replaced 314, 314 is not capped by it.
+        let mut earlier = vec![
+            ranked("b", "pep-0314", 2, 0.84),
+            ranked("c", "pep-0345", 3, 0.76),
+        ];
+        replaced_by(&mut earlier[0], "pep-0345", 3);
+        below_successors(&mut earlier, Some(2), 0.98);
+        assert_eq!(earlier[0].score, 0.84);
+    }
 }

@@ -246,6 +246,15 @@ impl<'a> AsOf<'a> {
             .collect()
     }
 
+    /// Documents that had replaced its source by then (edge ids are their source ids).
+    pub fn source_superseded_by(&self) -> Vec<&'a EdgeRef> {
+        self.card
+            .source_superseded_by
+            .iter()
+            .filter(|e| self.at.is_none_or(|at| e.t_valid.is_none_or(|t| t <= at)))
+            .collect()
+    }
+
     /// Statements that had answered it by then.
     pub fn answered_by(&self) -> Vec<&'a EdgeRef> {
         self.card

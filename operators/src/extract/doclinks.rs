@@ -1,0 +1,163 @@
+//! Documents that say which document replaced them: the header block of a numbered document
+//! (`PEP: 241`, `ADR: 7`, `RFC: 2616`) names itself, and its `Superseded-By:` / `Replaces:`
+//! fields name its successors and predecessors. The dataflow joins the names across the
+//! tenant's sources into `SUPERSEDES` edges between their source nodes (the newer document →
+//! the older one), so a reader of the graph sees which document is current, and the query
+//! service can rank a superseded document below the one that replaced it.
+
+use serde::{Deserialize, Serialize};
+
+use super::segment::header_fields;
+
+/// Header fields that give a document its number; the field's name is the family of the key.
+const IDENTITY_FIELDS: [&str; 6] = ["pep", "adr", "rfc", "bip", "kep", "number"];
+/// Fields naming the documents that replaced this one.
+const SUCCESSOR_FIELDS: [&str; 4] = [
+    "superseded-by",
+    "superseded by",
+    "replaced-by",
+    "obsoleted-by",
+];
+/// Fields naming the documents this one replaces.
+const PREDECESSOR_FIELDS: [&str; 4] = ["replaces", "supersedes", "obsoletes", "replaced"];
+
+/// What a document's header says about one document key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum DocRole {
+    /// The key is this document's own.
+    Is,
+    /// The keyed document replaced this one.
+    SupersededBy,
+    /// This document replaces the keyed one.
+    Replaces,
+}
+
+/// One statement of a header about a document key, e.g. (`pep 314`, [`DocRole::SupersededBy`]).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct DocLink {
+    /// Tenant.
+    pub tenant: String,
+    /// The source node whose header says it.
+    pub node_id: String,
+    /// When that source was written.
+    pub occurred_at: Option<i64>,
+    /// When it was recorded.
+    pub recorded_at: Option<i64>,
+    /// The document key: family and number (`pep 314`).
+    pub key: String,
+    /// What the header says about it.
+    pub role: DocRole,
+}
+
+/// The document keys a body's header block names, with their roles.
+///
+/// ```
+/// use epigraph_operators::extract::doclinks::{DocRole, header_links};
+/// let body = "PEP: 314\nTitle: Metadata 1.1\nStatus: Superseded\nReplaces: 241\nSuperseded-By: 345\n\nText.";
+/// assert_eq!(header_links(body), [
+///     ("pep 314".to_string(), DocRole::Is),
+///     ("pep 241".to_string(), DocRole::Replaces),
+///     ("pep 345".to_string(), DocRole::SupersededBy),
+/// ]);
+/// // Without a number of its own, a document's references have no family to resolve in.
+/// assert!(header_links("Title: Notes\nReplaces: 3\n\nText.").is_empty());
+/// ```
+pub fn header_links(body: &str) -> Vec<(String, DocRole)> {
+    let fields = header_fields(body);
+    let Some((family, own)) = fields.iter().find_map(|(key, value)| {
+        IDENTITY_FIELDS
+            .contains(&key.as_str())
+            .then(|| number(value).map(|n| (key.clone(), n)))
+            .flatten()
+    }) else {
+        return Vec::new();
+    };
+    let mut links = vec![(format!("{family} {own}"), DocRole::Is)];
+    for (key, value) in &fields {
+        let role = if SUCCESSOR_FIELDS.contains(&key.as_str()) {
+            DocRole::SupersededBy
+        } else if PREDECESSOR_FIELDS.contains(&key.as_str()) {
+            DocRole::Replaces
+        } else {
+            continue;
+        };
+        for item in value.split([',', ' ']).filter(|s| !s.trim().is_empty()) {
+            if let Some(n) = number(item) {
+                links.push((format!("{family} {n}"), role));
+            }
+        }
+    }
+    links
+}
+
+/// The number of a document reference: `0314`, `PEP 314`, `pep-0314`, `ADR-7` → `314`, `7`.
+fn number(value: &str) -> Option<u64> {
+    let digits: String = value
+        .trim()
+        .trim_start_matches(|c: char| c.is_alphabetic() || c == '-' || c == ' ')
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_in_other_spellings_resolve_to_the_same_key() {
+        let body = "ADR: 0007\nSupersedes: ADR-3, ADR-5\n\n# Use Postgres";
+        assert_eq!(
+            header_links(body),
+            [
+                ("adr 7".to_string(), DocRole::Is),
+                ("adr 3".to_string(), DocRole::Replaces),
+                ("adr 5".to_string(), DocRole::Replaces),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_dataflow_joins_headers_into_supersedes_edges_between_source_nodes() {
+        use std::sync::Arc;
+
+        use differential_dataflow::input::Input;
+        use epigraph_schemas::SourceKind;
+        use timely::dataflow::operators::capture::{Capture, Extract};
+
+        use crate::extract::{Extractor, extract_graph};
+        use crate::model::{GraphElement, SourceVersion};
+
+        let doc = |id: &str, body: &str| SourceVersion::new("t", id, SourceKind::Document, body);
+        let old = doc(
+            "pep-0241",
+            "PEP: 241\nStatus: Superseded\nSuperseded-By: 314\n\nMetadata 1.0.",
+        );
+        let new = doc("pep-0314", "PEP: 314\nReplaces: 241\n\nMetadata 1.1.");
+        let other = doc("pep-0008", "PEP: 8\nSuperseded-By: 9999\n\nStyle.");
+        let (old_node, new_node) = (old.node_id(), new.node_id());
+        let extractor = Arc::new(Extractor::bundled());
+        let captured = timely::example(move |scope| {
+            let docs = scope.new_collection_from(vec![old, new, other]).1;
+            extract_graph(docs, extractor).inner.capture()
+        });
+        let edges: Vec<(String, String)> = captured
+            .extract()
+            .into_iter()
+            .flat_map(|(_, v)| v)
+            .filter(|(_, _, diff)| *diff > 0)
+            .filter_map(|(e, _, _)| match e {
+                GraphElement::Relation(r) if r.rel_type == "SUPERSEDES" => Some((r.from, r.to)),
+                _ => None,
+            })
+            .collect();
+        // Both headers say it; one edge. A reference to a document not in the tenant makes none.
+        assert_eq!(edges, [(new_node, old_node)]);
+    }
+
+    #[test]
+    fn a_body_without_a_header_block_has_no_links() {
+        assert!(header_links("We decided to use Postgres.\nReplaces: 3").is_empty());
+    }
+}
