@@ -117,6 +117,8 @@ impl Classifier {
         // Cues inside a leading subordinate clause ("Once a PEP has been accepted, …") count
         // as weak: the main clause carries the unit's role.
         let lead = subordinate_lead(text);
+        // … and so do cues inside a parenthetical aside.
+        let asides = parentheticals(text);
         for (i, cues) in self.types.iter().enumerate() {
             let (mut strong, mut weak) = (0u32, 0u32);
             let mut seen = Vec::new();
@@ -125,7 +127,7 @@ impl Classifier {
                     seen.push(m.cue);
                     // A cue weighted `+N` counts as N cues.
                     let n = cues.strong.weight(m.cue);
-                    if m.end <= lead {
+                    if m.end <= lead || inside(&asides, m.start, m.end) {
                         weak += n
                     } else {
                         strong += n
@@ -252,6 +254,44 @@ pub fn subordinate_lead(text: &str) -> usize {
     }
 }
 
+/// Byte spans of the parenthetical asides of a text: `(…)` at any depth, outermost only. An
+/// unclosed parenthesis opens no aside.
+///
+/// ```
+/// use epigraph_operators::extract::classify::parentheticals;
+/// assert_eq!(parentheticals("It works (which will change) now."), vec![(9, 27)]);
+/// assert!(parentheticals("a) first item").is_empty());
+/// ```
+pub fn parentheticals(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut open: Option<usize> = None;
+    let mut depth = 0usize;
+    for (at, c) in text.char_indices() {
+        match c {
+            '(' => {
+                if depth == 0 {
+                    open = Some(at);
+                }
+                depth += 1;
+            }
+            ')' if depth > 0 => {
+                depth -= 1;
+                if depth == 0
+                    && let Some(start) = open.take()
+                {
+                    out.push((start, at + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn inside(spans: &[(usize, usize)], start: usize, end: usize) -> bool {
+    spans.iter().any(|(s, e)| *s <= start && end <= *e)
+}
+
 /// `Status`, `Superseded-By`: a capitalised key of letters and hyphens.
 fn is_header_key(key: &str) -> bool {
     key.chars().next().is_some_and(|c| c.is_ascii_uppercase())
@@ -276,6 +316,63 @@ mod tests {
         assert_eq!(
             type_of("Had a chance to read the papers?", None, SourceKind::Chat),
             Some(EpistemicType::Question)
+        );
+    }
+
+    #[test]
+    fn a_leading_stance_phrase_sets_the_role() {
+        let doc = |text: &str| type_of(text, None, SourceKind::Document);
+        assert_eq!(
+            doc("Arguably they should all use the same exception."),
+            Some(EpistemicType::Evaluation)
+        );
+        assert_eq!(
+            doc("We expect that these issues will be resolved over time."),
+            Some(EpistemicType::Hypothesis)
+        );
+        assert_eq!(
+            doc("This would break code that relies on the old order."),
+            Some(EpistemicType::Hypothesis)
+        );
+    }
+
+    #[test]
+    fn cues_inside_an_aside_count_as_weak() {
+        // Without the parenthesis, "benchmarks" (evidence) would tie "worked well" and win.
+        assert_eq!(
+            type_of(
+                "The approach worked well (see the benchmarks).",
+                None,
+                SourceKind::Document
+            ),
+            Some(EpistemicType::Evaluation)
+        );
+    }
+
+    #[test]
+    fn greetings_and_sign_offs_do_not_swallow_sentences() {
+        assert_eq!(type_of("Hi all,", None, SourceKind::Chat), None);
+        assert_eq!(type_of("Thanks, Maya", None, SourceKind::Chat), None);
+        assert_eq!(
+            type_of(
+                "Best practice is to pin the version in the lock file.",
+                None,
+                SourceKind::Chat
+            )
+            .is_some(),
+            true
+        );
+    }
+
+    #[test]
+    fn a_style_rule_in_the_imperative_is_a_constraint() {
+        assert_eq!(
+            type_of(
+                "Surround top-level functions with two blank lines.",
+                None,
+                SourceKind::Document
+            ),
+            Some(EpistemicType::Constraint)
         );
     }
 
