@@ -44,7 +44,8 @@ pub struct Event {
     pub thread_id: String,
     /// Always empty.
     pub links: Vec<serde_json::Value>,
-    /// Always empty.
+    /// `written` for a revised document or calendar entry: when each of its units was
+    /// written (`start-end@ms` in characters of the body, `;`-separated); otherwise empty.
     pub extras: BTreeMap<String, String>,
 }
 

@@ -329,6 +329,7 @@ impl Track {
                 statement_type: "",
                 temporal_type: "",
                 mentions: Vec::new(),
+                written_at: w.now,
             },
             claims: Vec::new(),
             contradicts: Vec::new(),

@@ -100,6 +100,8 @@ pub struct Unit {
     pub temporal_type: &'static str,
     /// Entities mentioned, in order.
     pub mentions: Vec<Mention>,
+    /// When it was written (ms): a unit kept through later revisions of a document keeps it.
+    pub written_at: i64,
 }
 
 /// A value bound to a placeholder by the caller.
@@ -169,6 +171,7 @@ impl Writer<'_> {
             statement_type,
             temporal_type,
             mentions,
+            written_at: self.now,
         }
     }
 

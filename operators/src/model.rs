@@ -35,9 +35,81 @@ pub struct SourceVersion {
     /// Recorded time: when epigraph learned this version (the event's `ingested_at`, ms since
     /// the Unix epoch). Everything extracted from the version carries it.
     pub recorded_at: Option<i64>,
+    /// When parts of the body were written, for an item revised over time whose connector knows
+    /// its history (a document's revisions): a statement inside a span is valid from the span's
+    /// time, not from this version's `occurred_at`. From the event's `written` extra.
+    #[serde(default)]
+    pub written: Vec<WrittenSpan>,
+}
+
+/// A part of a body and when it was written: characters `start..end` at `at` (ms since the
+/// Unix epoch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct WrittenSpan {
+    /// First character.
+    pub start: u32,
+    /// After the last character.
+    pub end: u32,
+    /// When it was written.
+    pub at: i64,
+}
+
+impl WrittenSpan {
+    /// Reads the `written` extra of an event: `start-end@ms` spans separated by `;`, in
+    /// characters of the body. Malformed spans are skipped.
+    ///
+    /// ```
+    /// use epigraph_operators::model::WrittenSpan;
+    /// let spans = WrittenSpan::parse("0-52@1772938395597; 53-120@1781506046150;junk");
+    /// assert_eq!(spans.len(), 2);
+    /// assert_eq!((spans[1].start, spans[1].end, spans[1].at), (53, 120, 1_781_506_046_150));
+    /// assert_eq!(WrittenSpan::render(&spans), "0-52@1772938395597;53-120@1781506046150");
+    /// ```
+    pub fn parse(text: &str) -> Vec<WrittenSpan> {
+        text.split(';')
+            .filter_map(|item| {
+                let (range, at) = item.trim().split_once('@')?;
+                let (start, end) = range.split_once('-')?;
+                let span = WrittenSpan {
+                    start: start.trim().parse().ok()?,
+                    end: end.trim().parse().ok()?,
+                    at: at.trim().parse().ok()?,
+                };
+                (span.start < span.end).then_some(span)
+            })
+            .collect()
+    }
+
+    /// The `written` extra for these spans.
+    pub fn render(spans: &[WrittenSpan]) -> String {
+        spans
+            .iter()
+            .map(|s| format!("{}-{}@{}", s.start, s.end, s.at))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
 }
 
 impl SourceVersion {
+    /// When the character at `at` was written: its span's time, else the version's
+    /// `occurred_at`.
+    ///
+    /// ```
+    /// use epigraph_operators::{SourceVersion, model::WrittenSpan};
+    /// use epigraph_schemas::SourceKind;
+    /// let mut doc = SourceVersion::new("t", "d", SourceKind::Document, "Old line. New line.");
+    /// doc.occurred_at = Some(200);
+    /// doc.written = vec![WrittenSpan { start: 0, end: 9, at: 100 }];
+    /// assert_eq!((doc.written_at(3), doc.written_at(12)), (Some(100), Some(200)));
+    /// ```
+    pub fn written_at(&self, at: u32) -> Option<i64> {
+        self.written
+            .iter()
+            .find(|s| s.start <= at && at < s.end)
+            .map(|s| s.at)
+            .or(self.occurred_at)
+    }
+
     /// A version with only the fields most tests need; the rest empty.
     ///
     /// ```
@@ -61,6 +133,7 @@ impl SourceVersion {
             thread_id: None,
             authority: None,
             recorded_at: None,
+            written: Vec::new(),
         }
     }
 
@@ -79,6 +152,11 @@ impl SourceVersion {
             thread_id: event.thread_id.clone(),
             authority: event.extras.get("authority").cloned(),
             recorded_at: Some(event.ingested_at),
+            written: event
+                .extras
+                .get("written")
+                .map(|w| WrittenSpan::parse(w))
+                .unwrap_or_default(),
         }
     }
 

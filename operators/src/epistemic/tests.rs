@@ -139,6 +139,38 @@ const PLANNED: &str = "Project Atlas launch is planned for May 13, 2027.";
 const SLIPPED: &str = "Heads up, the Project Atlas launch slips to June 3, 2027.";
 
 #[test]
+fn a_statement_kept_through_a_revision_is_valid_from_when_it_was_written() {
+    // The plan was written on day 1, the slip on day 5; the document was revised on day 9 (a
+    // note appended). Its `written` spans keep the plan at day 1, so the slip replaces it.
+    let body = format!("{PLANNED}\n\nNote: the venue is booked.");
+    let revised = |written: bool| {
+        let mut doc = source("plan.md", SourceKind::Document, 9, &body);
+        if written {
+            let plan = PLANNED.chars().count() as u32;
+            doc.written = crate::model::WrittenSpan::parse(&format!(
+                "0-{plan}@{}; {}-{}@{}",
+                DAY,
+                plan + 2,
+                body.chars().count(),
+                9 * DAY
+            ));
+        }
+        doc
+    };
+    let slip = source("b", SourceKind::Chat, 5, SLIPPED);
+    let elements = graph(vec![revised(true), slip.clone()], vec![]);
+    let m = memories(&elements);
+    assert_eq!(m[PLANNED].t_valid, Some(DAY));
+    assert_eq!(m[PLANNED].standing, Standing::Superseded);
+    assert_eq!(m[SLIPPED].standing, Standing::Current);
+    // Without the spans the whole revision dates from day 9, and the plan looks newer.
+    let elements = graph(vec![revised(false), slip], vec![]);
+    let m = memories(&elements);
+    assert_eq!(m[PLANNED].t_valid, Some(9 * DAY));
+    assert_eq!(m[SLIPPED].standing, Standing::Superseded);
+}
+
+#[test]
 fn a_slipped_launch_supersedes_the_planned_date_with_valid_and_recorded_time() {
     let elements = graph(
         vec![

@@ -405,6 +405,8 @@ impl Extractor {
                 typing.memory_type = EpistemicType::Decision;
             }
             let span = (chars.at(unit.start), chars.at(unit.end));
+            // A statement kept through later revisions is valid from when it was written.
+            let written_at = source.written_at(span.0);
             let confidence = self.classifier.confidence(&typing, authority);
             out.elements.push(GraphElement::Memory(MemoryObject {
                 id: memory_id.clone(),
@@ -420,7 +422,7 @@ impl Extractor {
                 span,
                 extractor: EXTRACTOR.to_string(),
                 confidence,
-                t_valid: source.occurred_at,
+                t_valid: written_at,
                 t_invalid: None,
                 standing: if typing.memory_type == EpistemicType::Question {
                     Standing::Open
@@ -529,7 +531,7 @@ impl Extractor {
                     unit: claim.unit,
                     qualifier: claim.qualifier,
                     temporal_type,
-                    t_valid: source.occurred_at,
+                    t_valid: written_at,
                     t_invalid: None,
                     standing: Standing::Current,
                     recorded_at: source.recorded_at,

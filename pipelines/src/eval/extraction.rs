@@ -204,6 +204,8 @@ struct GeneratedEvent {
     participants: Vec<epigraph_schemas::Party>,
     #[serde(default)]
     thread_id: Option<String>,
+    #[serde(default)]
+    extras: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -292,6 +294,11 @@ pub(crate) fn load_generated(dir: &Path) -> Result<Vec<LabelledSource>> {
         version.authors = event.authors;
         version.participants = event.participants;
         version.thread_id = event.thread_id;
+        version.written = event
+            .extras
+            .get("written")
+            .map(|w| epigraph_operators::model::WrittenSpan::parse(w))
+            .unwrap_or_default();
         sources.push(LabelledSource {
             units: units.remove(&source_id).unwrap_or_default(),
             version,
