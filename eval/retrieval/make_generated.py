@@ -308,8 +308,11 @@ def write(out, corpus, queries):
     (out / "qrels").mkdir(parents=True, exist_ok=True)
     with open(out / "corpus.jsonl", "w", encoding="utf-8") as f:
         for sid, e in corpus.items():
-            doc = {"_id": sid, "title": e["title"], "text": e["body"],
-                   "metadata": {"occurred_at": e["occurred_at"], "kind": e["kind"]}}
+            metadata = {"occurred_at": e["occurred_at"], "kind": e["kind"]}
+            # A revised document says when each of its units was written.
+            if e.get("extras", {}).get("written"):
+                metadata["written"] = e["extras"]["written"]
+            doc = {"_id": sid, "title": e["title"], "text": e["body"], "metadata": metadata}
             f.write(json.dumps(doc, ensure_ascii=False) + "\n")
     with open(out / "queries.jsonl", "w", encoding="utf-8") as f:
         for q in queries:

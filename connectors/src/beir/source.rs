@@ -18,13 +18,16 @@ struct CorpusLine {
 }
 
 /// What the optional `metadata` object of a corpus line may say about the document: when it
-/// was written (`occurred_at`: ms since the Unix epoch or RFC 3339) and its connector family
-/// (`kind`: `document`, `chat`, `email`, `calendar`). Time matters to an epistemic memory: without
-/// it nothing can supersede anything.
+/// was written (`occurred_at`: ms since the Unix epoch or RFC 3339), its connector family
+/// (`kind`: `document`, `chat`, `email`, `calendar`) and, for a revised document, when each part
+/// of its text was written (`written`: `start-end@ms` spans in characters, `;`-separated, passed
+/// on as the event's `written` extra). Time matters to an epistemic memory: without it nothing
+/// can supersede anything.
 #[derive(Debug, Default, PartialEq)]
 struct LineMetadata {
     occurred_at: Option<i64>,
     kind: Option<SourceKind>,
+    written: Option<String>,
 }
 
 fn metadata_of(value: Option<&serde_json::Value>) -> Result<LineMetadata, String> {
@@ -50,7 +53,16 @@ fn metadata_of(value: Option<&serde_json::Value>) -> Result<LineMetadata, String
             SourceKind::parse(name).ok_or_else(|| format!("metadata.kind {name:?} is unknown"))?,
         ),
     };
-    Ok(LineMetadata { occurred_at, kind })
+    let written = match object.get("written") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(spans)) => Some(spans.clone()),
+        Some(other) => return Err(format!("metadata.written {other} is not a string of spans")),
+    };
+    Ok(LineMetadata {
+        occurred_at,
+        kind,
+        written,
+    })
 }
 
 /// Read `corpus.jsonl` from a BEIR folder (or the file itself).
@@ -88,6 +100,9 @@ pub fn read_corpus(
                 let mut event = SourceEvent::upsert(tenant, kind, &id, title, text, now);
                 event.occurred_at = metadata.occurred_at.or(event.occurred_at);
                 event.extras.insert("corpus".into(), "beir".into());
+                if let Some(written) = metadata.written {
+                    event.extras.insert("written".into(), written);
+                }
                 scan.events.push(event);
             }
             Err(reason) => {
@@ -207,6 +222,8 @@ mod tests {
             "{\"_id\": \"a\", \"text\": \"x\", \"metadata\": {\"occurred_at\": 1000, \"kind\": \"chat\"}}\n",
             "{\"_id\": \"b\", \"text\": \"y\", \"metadata\": {\"occurred_at\": \"1970-01-01T00:00:02Z\"}}\n",
             "{\"_id\": \"c\", \"text\": \"z\", \"metadata\": {\"occurred_at\": \"soon\"}}\n",
+            "{\"_id\": \"d\", \"text\": \"Old. New.\", \"metadata\": {\"written\": \"0-4@1;5-9@2\"}}\n",
+            "{\"_id\": \"e\", \"text\": \"w\", \"metadata\": {\"written\": [1, 2]}}\n",
         );
         std::fs::write(dir.path().join("corpus.jsonl"), corpus).unwrap();
         let scan = read_corpus(dir.path(), "t", 256).unwrap();
@@ -215,5 +232,11 @@ mod tests {
         assert_eq!(scan.events[1].occurred_at, Some(2000));
         assert_eq!(scan.events[1].source_kind, SourceKind::Document);
         assert!(scan.dead_letters[0].reason.contains("RFC 3339"));
+        // Written spans of a revised text pass on as the event's `written` extra.
+        assert_eq!(
+            scan.events[2].extras.get("written").map(String::as_str),
+            Some("0-4@1;5-9@2")
+        );
+        assert!(scan.dead_letters[1].reason.contains("metadata.written"));
     }
 }

@@ -97,6 +97,10 @@ impl Intent {
     /// assert!(Intent::of("which questions are still unanswered").open_questions);
     /// assert!(Intent::of("When is the Vesper launch now?").current);
     /// assert_eq!(Intent::of("launch date of Vortex"), Intent::default());
+    /// // Asking what replaced something asks for what stands now; asking what it replaced does not.
+    /// assert!(!Intent::of("Which proposal replaced the old plan?").history);
+    /// assert!(Intent::of("Which proposal replaced the old plan?").current);
+    /// assert!(Intent::of("which old plan was superseded by PEP 376").history);
     /// ```
     pub fn of(query: &str) -> Intent {
         let words: Vec<String> = query
@@ -107,7 +111,19 @@ impl Intent {
             .collect();
         let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
         let phrase = |p: &str| query.to_lowercase().contains(p);
-        Intent {
+        // "Which proposal replaced the old plan?" asks for the successor: what stands now.
+        // ("What was replaced by …?" asks for the predecessor.)
+        let successor = has(&["which", "what", "who"])
+            && has(&[
+                "replaced",
+                "replaces",
+                "superseded",
+                "supersedes",
+                "succeeded",
+                "overrode",
+            ])
+            && !(phrase("replaced by") || phrase("superseded by") || phrase("succeeded by"));
+        let intent = Intent {
             history: has(&[
                 "previous",
                 "previously",
@@ -161,6 +177,15 @@ impl Intent {
             ]) || phrase("end up")
                 || phrase("ended up")
                 || phrase("as of"),
+        };
+        if successor {
+            Intent {
+                history: false,
+                current: true,
+                ..intent
+            }
+        } else {
+            intent
         }
     }
 }
