@@ -179,16 +179,13 @@ where
             // The subject, with every name the tenant knows. A topic (a recurring phrase such as
             // "Load test results") names what kind of statement it is, not what it is about:
             // such claims are judged only within their own source.
-            // A choice's owner was read from the decision's phrasing ("… for Vesper"): kept;
-            // when the source never introduced the name, it is the entity named where the
-            // phrasing puts the owner (the claim's span).
+            // A choice's owner is the entity named where the phrasing puts it (the claim's
+            // span: "… for Vesper", "the Vesper primary database"), with every name the tenant
+            // knows and a project preferred where one name also fits a team; else what the
+            // extractor read.
             let subject = if c.unit == "choice" {
-                if c.subject.starts_with("title:") {
-                    f.owner_within(c.provenance.span)
-                        .unwrap_or_else(|| c.subject.clone())
-                } else {
-                    c.subject.clone()
-                }
+                f.owner_within(c.provenance.span)
+                    .unwrap_or_else(|| c.subject.clone())
             } else {
                 f.subject_at(c.provenance.span.0)
                     .unwrap_or_else(|| c.subject.clone())
