@@ -61,11 +61,18 @@ async fn vectors_catch_up_after_a_restart_and_an_edit_embeds_only_the_changed_st
     assert_eq!((total, atlas), (4, 3), "the four statements, three of a.md");
     assert_eq!(rows(&env, "vector IS NULL").await, 4);
 
-    // The next run (with the embedder) writes nothing new, finds the four rows without
-    // vectors and embeds them; the vector index is created (threshold 4) once they have one.
+    assert_eq!(
+        env.lance().await.count_chunks(None).await.unwrap(),
+        2,
+        "a chunk per source"
+    );
+
+    // The next run (with the embedder) writes nothing new, finds the four rows and two chunks
+    // without vectors and embeds them; the vector index is created (threshold 4) once they
+    // have one.
     let report = run(&env, &[("EPIGRAPH_LANCEDB__VECTOR_INDEX_MIN_ROWS", "4")]);
     assert_eq!(report["reconciled_writes"], 0, "{report}");
-    assert_eq!(report["vectors_embedded"], 4, "{report}");
+    assert_eq!(report["vectors_embedded"], 4 + 2, "{report}");
     assert_eq!(report["vectors_reused"], 0, "{report}");
     assert_eq!(rows(&env, "vector IS NULL").await, 0);
     assert_eq!(
@@ -74,7 +81,8 @@ async fn vectors_catch_up_after_a_restart_and_an_edit_embeds_only_the_changed_st
     );
 
     // One statement of a.md changes: the new version's rows replace all three of a.md, the
-    // two unchanged texts take their vectors from the rows they replace.
+    // two unchanged texts take their vectors from the rows they replace; a.md's one chunk
+    // has new text.
     std::fs::write(
         env.docs().join("a.md"),
         ATLAS.replace("Who owns the Atlas budget?", "Dana owns the Atlas budget."),
@@ -83,7 +91,7 @@ async fn vectors_catch_up_after_a_restart_and_an_edit_embeds_only_the_changed_st
     let summary = env.ingest_docs();
     assert_eq!(summary["published"], 1, "{summary}");
     let report = run(&env, &[]);
-    assert_eq!(report["vectors_embedded"], 1, "{report}");
+    assert_eq!(report["vectors_embedded"], 1 + 1, "{report}");
     assert_eq!(report["vectors_reused"], 2, "{report}");
     assert_eq!(rows(&env, "true").await, 4);
     assert_eq!(rows(&env, "vector IS NULL").await, 0);
@@ -153,6 +161,16 @@ fn wait_for(addr: &str, what: &str, done: impl Fn(&str) -> bool) -> String {
     }
 }
 
+/// A child process killed when the test ends, also when it fails.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_running_pipeline_reports_its_vector_lag_and_compacts_every_epoch() {
     let _guard = serial().await;
@@ -165,28 +183,29 @@ async fn a_running_pipeline_reports_its_vector_lag_and_compacts_every_epoch() {
         .unwrap()
         .port();
     let addr = format!("127.0.0.1:{port}");
-    let mut pipeline = env
-        .command(&["run"])
-        .env("EPIGRAPH_RUN__METRICS_LISTEN", &addr)
-        .env("EPIGRAPH_LANCEDB__COMPACT_EVERY_EPOCHS", "1")
-        .spawn()
-        .expect("spawning epigraph run");
-    // The restore's three rows get their vectors in the background.
+    let pipeline = KillOnDrop(
+        env.command(&["run"])
+            .env("EPIGRAPH_RUN__METRICS_LISTEN", &addr)
+            .env("EPIGRAPH_LANCEDB__COMPACT_EVERY_EPOCHS", "1")
+            .spawn()
+            .expect("spawning epigraph run"),
+    );
+    // The restore's three rows and one chunk get their vectors in the background.
     wait_for(&addr, "the restore's vectors", |m| {
-        sample(m, "epigraph_vectors_embedded_total") == Some(3.0)
+        sample(m, "epigraph_vectors_embedded_total") == Some(4.0)
             && sample(m, "epigraph_vector_pending_rows") == Some(0.0)
     });
-    // A live epoch: the row is written, the table compacted once, its vector follows.
+    // A live epoch: the row and chunk are written, the tables compacted once, the vectors
+    // follow.
     std::fs::write(env.docs().join("b.md"), NIMBUS).unwrap();
     env.ingest_docs();
     let text = wait_for(&addr, "the live epoch's vector", |m| {
         sample(m, "epigraph_epochs_total") == Some(2.0)
             && sample(m, "epigraph_lancedb_compactions_total") == Some(1.0)
-            && sample(m, "epigraph_vectors_embedded_total") == Some(4.0)
+            && sample(m, "epigraph_vectors_embedded_total") == Some(6.0)
             && sample(m, "epigraph_vector_pending_rows") == Some(0.0)
     });
-    let _ = pipeline.kill();
-    let _ = pipeline.wait();
+    drop(pipeline);
     assert_eq!(
         sample(&text, "epigraph_vector_lag_seconds"),
         Some(0.0),
@@ -198,10 +217,89 @@ async fn a_running_pipeline_reports_its_vector_lag_and_compacts_every_epoch() {
         "{text}"
     );
     let batches = sample(&text, "epigraph_embed_batch_seconds_count").unwrap_or(0.0);
+    // Memory rows and chunks are embedded in separate batches.
     assert!(
-        (2.0..=4.0).contains(&batches),
+        (4.0..=6.0).contains(&batches),
         "{batches} embedding batches\n{text}"
     );
     assert_eq!(rows(&env, "vector IS NULL").await, 0);
     assert_eq!(rows(&env, "true").await, 4);
+}
+
+/// A ~12,000-character document: 120 distinct sentences in paragraphs of four.
+fn long_document(last: &str) -> String {
+    let subjects = ["Atlas", "Nimbus", "Orion", "Vega", "Lyra"];
+    let mut text = String::from("# Handbook\n\n");
+    for i in 0..119 {
+        text.push_str(&format!(
+            "Entry {i:03}: the {} team reviewed item {i} of the handbook and wrote it down for later. ",
+            subjects[i % subjects.len()]
+        ));
+        if i % 4 == 3 {
+            text.push_str("\n\n");
+        }
+    }
+    text.push_str(last);
+    text.push('\n');
+    text
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn source_text_is_chunked_with_vectors_and_the_chunks_follow_their_version() {
+    let _guard = serial().await;
+    let env = env("chunks");
+    let chunks = |filter: &'static str| {
+        let env = &env;
+        async move {
+            let filter = format!("tenant = '{}' AND ({filter})", env.tenant);
+            env.lance().await.count_chunks(Some(filter)).await.unwrap()
+        }
+    };
+    let first = "Dana will publish the handbook on Friday.";
+    std::fs::write(env.docs().join("a.md"), long_document(first)).unwrap();
+    std::fs::write(env.docs().join("b.md"), NIMBUS).unwrap();
+    env.ingest_docs();
+    let report = run(&env, &[]);
+    // ~12,000 characters in chunks of ≤ 4,800 sharing ~400: three; the short note: one.
+    assert_eq!(chunks("source_id = 'a.md'").await, 3);
+    assert_eq!(chunks("source_id = 'b.md'").await, 1);
+    assert_eq!(
+        chunks("vector IS NULL").await,
+        0,
+        "every chunk has its vector"
+    );
+    let memory = rows(&env, "true").await;
+    assert_eq!(
+        report["vectors_embedded"].as_u64(),
+        Some(memory as u64 + 4),
+        "each memory row and chunk embedded once: {report}"
+    );
+
+    // The last sentence changes: a new version, whose first two chunks have the old texts.
+    let atlas = rows(&env, "source_id = 'a.md'").await;
+    std::fs::write(
+        env.docs().join("a.md"),
+        long_document("Dana will publish the handbook next Monday instead."),
+    )
+    .unwrap();
+    env.ingest_docs();
+    let report = run(&env, &[]);
+    assert_eq!(chunks("source_id = 'a.md'").await, 3);
+    assert_eq!(chunks("vector IS NULL").await, 0);
+    assert_eq!(
+        report["vectors_embedded"], 2,
+        "the new statement and the last chunk: {report}"
+    );
+    assert_eq!(
+        report["vectors_reused"].as_u64(),
+        Some(atlas as u64 - 1 + 2),
+        "{report}"
+    );
+
+    // Deleted while the pipeline is down: its chunks go with it.
+    std::fs::remove_file(env.docs().join("a.md")).unwrap();
+    env.ingest_docs();
+    run(&env, &[]);
+    assert_eq!(chunks("source_id = 'a.md'").await, 0);
+    assert_eq!(chunks("true").await, 1);
 }

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 /// ```toml
 /// [lancedb]
 /// dir = "/root/.cache/epigraph/lancedb"
+/// chunk_tokens = 1200
+/// chunk_overlap_tokens = 100
 /// embed_batch_rows = 256
 /// vector_cache_entries = 20000
 /// vector_index_min_rows = 100000
@@ -26,6 +28,12 @@ pub struct LanceConfig {
     pub dir: String,
     /// Name of the memory-object table. Default `memory`.
     pub memory_table: String,
+    /// Name of the table of source text in chunks. Default `chunks`.
+    pub chunks_table: String,
+    /// Estimated tokens (characters / 4) per chunk of source text. Default 1,200.
+    pub chunk_tokens: usize,
+    /// Estimated tokens shared by consecutive chunks. Default 100.
+    pub chunk_overlap_tokens: usize,
     /// Whether rows get embeddings (needs the model). Default true; false keeps full-text only.
     pub embed: bool,
     /// How stale a reader may be, in milliseconds: after this long a read checks for versions
@@ -53,6 +61,16 @@ pub struct LanceConfig {
     pub compact_every_secs: u64,
 }
 
+impl LanceConfig {
+    /// How sources are cut into chunks.
+    pub fn chunking(&self) -> super::Chunking {
+        super::Chunking {
+            tokens: self.chunk_tokens.max(1),
+            overlap_tokens: self.chunk_overlap_tokens,
+        }
+    }
+}
+
 impl Default for LanceConfig {
     fn default() -> Self {
         let dir: PathBuf = crate::embed::EmbedConfig::default()
@@ -64,6 +82,9 @@ impl Default for LanceConfig {
         LanceConfig {
             dir: dir.display().to_string(),
             memory_table: "memory".into(),
+            chunks_table: "chunks".into(),
+            chunk_tokens: 1_200,
+            chunk_overlap_tokens: 100,
             embed: true,
             read_consistency_ms: 500,
             embed_batch_rows: 256,

@@ -7,14 +7,18 @@
 //! indexes when the pipeline is idle. Vectors follow behind ([`VectorFiller`], see
 //! `vectors.rs`): a row is written with the vector of a row of the same `text_hash` (SHA-256 of
 //! model id and text) when there is one, else null until the filler embeds it; vector search
-//! only sees rows that have one, BM25 sees all.
+//! only sees rows that have one, BM25 sees all. The `chunks` table holds each live source
+//! version's text in overlapping chunks (`chunks.rs`), written and deleted with the version,
+//! with its own full-text index and vectors filled the same way (after the memory rows).
 
+mod chunks;
 mod config;
 mod rows;
 mod search;
 mod sink;
 mod vectors;
 
+pub use chunks::{ChunkRow, Chunking, chunks_schema};
 pub use config::LanceConfig;
 pub use rows::{MemoryRow, text_hash};
 pub use search::{SearchHit, SearchMode, SearchRequest};

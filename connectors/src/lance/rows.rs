@@ -145,6 +145,7 @@ pub(crate) fn to_batch(
 }
 
 /// The rows of a result batch that has every column of [`memory_schema`] but the vector.
+#[cfg(test)]
 pub fn rows_of(batch: &RecordBatch) -> Vec<MemoryRow> {
     let text = |name: &str| string_column(batch, name);
     let int = |name: &str| {

@@ -15,8 +15,9 @@ use tokio::sync::Notify;
 use tracing::{debug, info};
 
 use super::LanceConfig;
+use super::chunks::{ChunkRow, chunk_batch, chunks_schema};
 use super::rows::{MemoryRow, Stamp, memory_schema, quote, string_column, text_hash, to_batch};
-use super::vectors::{VectorCache, VectorObserver, now_ms};
+use super::vectors::{Target, VectorCache, VectorObserver, now_ms};
 use crate::ConnectorError;
 use crate::embed::{EmbedConfig, Embedder};
 
@@ -58,6 +59,8 @@ pub struct LanceSink {
     #[allow(dead_code)]
     db: Connection,
     pub(crate) table: Table,
+    /// The `chunks` table.
+    pub(crate) chunks: Table,
     pub(crate) embedder: Option<Arc<Embedder>>,
     pub(crate) view: String,
     /// Id of the vectors' model, hashed with each text (`text_hash`).
@@ -74,8 +77,48 @@ impl std::fmt::Debug for LanceSink {
     }
 }
 
+/// Opens (or creates) a table; one of an older schema is dropped and created anew (a view is
+/// rebuildable: the next run's reconciliation refills it).
+async fn open_table(
+    db: &Connection,
+    name: &str,
+    schema: lancedb::arrow::arrow_schema::SchemaRef,
+) -> Result<Table, ConnectorError> {
+    let create = || async {
+        db.create_empty_table(name, schema.clone())
+            .mode(CreateTableMode::exist_ok(|req| req))
+            .execute()
+            .await
+            .map_err(ConnectorError::lance(format!("opening the {name} table")))
+    };
+    let names = |s: &lancedb::arrow::arrow_schema::Schema| -> Vec<String> {
+        s.fields().iter().map(|f| f.name().clone()).collect()
+    };
+    match db.open_table(name).execute().await {
+        Ok(table) => {
+            let found = table.schema().await.map_err(ConnectorError::lance(format!(
+                "reading the {name} table's schema"
+            )))?;
+            if names(&found) == names(&schema) {
+                return Ok(table);
+            }
+            tracing::warn!(
+                table = %name,
+                "the table has an older schema: it is recreated, and `epigraph run` refills it"
+            );
+            db.drop_table(name, &[])
+                .await
+                .map_err(ConnectorError::lance(format!(
+                    "dropping the outdated {name} table"
+                )))?;
+            create().await
+        }
+        Err(_) => create().await,
+    }
+}
+
 impl LanceSink {
-    /// Open (or create) the `memory` table. Without an embedder rows are stored with null
+    /// Open (or create) the `memory` and `chunks` tables. Without an embedder rows are stored with null
     /// vectors and only full-text search finds them.
     pub async fn open(
         config: &LanceConfig,
@@ -86,38 +129,8 @@ impl LanceSink {
             .execute()
             .await
             .map_err(ConnectorError::lance(format!("opening {}", config.dir)))?;
-        let create = || async {
-            db.create_empty_table(&config.memory_table, memory_schema())
-                .mode(CreateTableMode::exist_ok(|req| req))
-                .execute()
-                .await
-                .map_err(ConnectorError::lance("opening the memory table"))
-        };
-        let table = match db.open_table(&config.memory_table).execute().await {
-            Ok(table) => {
-                let schema = table
-                    .schema()
-                    .await
-                    .map_err(ConnectorError::lance("reading the memory table's schema"))?;
-                let names = |s: &lancedb::arrow::arrow_schema::Schema| -> Vec<String> {
-                    s.fields().iter().map(|f| f.name().clone()).collect()
-                };
-                if names(&schema) == names(&memory_schema()) {
-                    table
-                } else {
-                    // A view is rebuildable: the next run's reconciliation refills it.
-                    tracing::warn!(
-                        table = %config.memory_table,
-                        "the memory table has an older schema: it is recreated, and `epigraph run` refills it"
-                    );
-                    db.drop_table(&config.memory_table, &[])
-                        .await
-                        .map_err(ConnectorError::lance("dropping an outdated memory table"))?;
-                    create().await?
-                }
-            }
-            Err(_) => create().await?,
-        };
+        let table = open_table(&db, &config.memory_table, memory_schema()).await?;
+        let chunks = open_table(&db, &config.chunks_table, chunks_schema()).await?;
         let model = match &embedder {
             Some(embedder) => embedder.model_id().to_string(),
             None => EmbedConfig::default().model_id(),
@@ -125,6 +138,7 @@ impl LanceSink {
         Ok(LanceSink {
             db,
             table,
+            chunks,
             embedder,
             view: crate::neo4j::DEFAULT_VIEW.to_string(),
             model,
@@ -171,7 +185,7 @@ impl LanceSink {
                 .iter()
                 .map(|r| text_hash(&self.model, &r.text))
                 .collect();
-            let cached = self.cached_vectors(&hashes).await?;
+            let cached = self.cached_vectors(Target::Memory, &hashes).await?;
             hashes
                 .iter()
                 .map(|h| cached.get(h).map(|v| v.as_ref().clone()))
@@ -239,17 +253,28 @@ impl LanceSink {
             ),
             None => format!("view = {}", quote(&self.view)),
         };
-        self.table
-            .delete(&filter)
-            .await
-            .map_err(ConnectorError::lance("clearing rows"))?;
+        for table in [&self.table, &self.chunks] {
+            table
+                .delete(&filter)
+                .await
+                .map_err(ConnectorError::lance("clearing rows"))?;
+        }
         Ok(())
     }
 
-    /// Every row's content hash in this view, by id (for reconciliation).
+    /// Every memory row's content hash in this view, by id (for reconciliation).
     pub async fn state(&self) -> Result<HashMap<String, String>, ConnectorError> {
+        self.table_state(Target::Memory).await
+    }
+
+    /// Every chunk's content hash in this view, by id (for reconciliation).
+    pub async fn chunk_state(&self) -> Result<HashMap<String, String>, ConnectorError> {
+        self.table_state(Target::Chunks).await
+    }
+
+    async fn table_state(&self, target: Target) -> Result<HashMap<String, String>, ConnectorError> {
         let batches: Vec<RecordBatch> = self
-            .table
+            .target(target)
             .query()
             .only_if(format!("view = {}", quote(&self.view)))
             .select(Select::columns(&["id", "content_hash"]))
@@ -274,6 +299,81 @@ impl LanceSink {
         Ok(state)
     }
 
+    /// Chunks in the `chunks` table, optionally filtered (`tenant = 'acme'`).
+    pub async fn count_chunks(&self, filter: Option<String>) -> Result<usize, ConnectorError> {
+        self.chunks
+            .count_rows(filter)
+            .await
+            .map_err(ConnectorError::lance("counting chunks"))
+    }
+
+    /// Upsert chunks by id and delete chunks by id, like [`apply`](Self::apply): a chunk
+    /// gets the vector of a chunk with the same text hash, else a null one the filler fills.
+    /// Returns the chunks written without a vector.
+    pub async fn apply_chunks(
+        &self,
+        upserts: &[ChunkRow],
+        deletes: &[String],
+    ) -> Result<usize, ConnectorError> {
+        let _write = self.shared.write.lock().await;
+        let vectors: Vec<Option<Vec<f32>>> = if upserts.is_empty() || self.embedder.is_none() {
+            vec![None; upserts.len()]
+        } else {
+            let hashes: Vec<String> = upserts
+                .iter()
+                .map(|r| text_hash(&self.model, &r.text))
+                .collect();
+            let cached = self.cached_vectors(Target::Chunks, &hashes).await?;
+            hashes
+                .iter()
+                .map(|h| cached.get(h).map(|v| v.as_ref().clone()))
+                .collect()
+        };
+        for chunk in deletes.chunks(500) {
+            let list = chunk
+                .iter()
+                .map(|id| quote(id))
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.chunks
+                .delete(format!("id IN ({list})").as_str())
+                .await
+                .map_err(ConnectorError::lance("deleting chunks"))?;
+        }
+        if upserts.is_empty() {
+            return Ok(0);
+        }
+        let stamp = Stamp {
+            view: &self.view,
+            model: &self.model,
+            written_at: now_ms(),
+        };
+        let batch = chunk_batch(upserts, &vectors, stamp)
+            .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
+        let mut merge = self.chunks.merge_insert(&["id"]);
+        merge
+            .when_matched_update_all(None)
+            .when_not_matched_insert_all();
+        merge
+            .execute(Box::new(RecordBatchIterator::new(
+                vec![Ok(batch)],
+                chunks_schema(),
+            )))
+            .await
+            .map_err(ConnectorError::lance("upserting chunks"))?;
+        let waiting = vectors.iter().filter(|v| v.is_none()).count();
+        if let Some(observer) = &self.observer
+            && self.embedder.is_some()
+            && waiting < upserts.len()
+        {
+            observer.reused(upserts.len() - waiting);
+        }
+        if waiting > 0 {
+            self.shared.wake.notify_one();
+        }
+        Ok(waiting)
+    }
+
     /// Rows in the table, optionally filtered (`tenant = 'acme'`).
     pub async fn count(&self, filter: Option<String>) -> Result<usize, ConnectorError> {
         self.table
@@ -291,6 +391,46 @@ impl LanceSink {
         if self.count(None).await? == 0 {
             return Ok(());
         }
+        for (table, name) in [(&self.table, "memory"), (&self.chunks, "chunks")] {
+            if table
+                .count_rows(None)
+                .await
+                .map_err(ConnectorError::lance("counting rows"))?
+                == 0
+            {
+                continue;
+            }
+            let indices = table
+                .list_indices()
+                .await
+                .map_err(ConnectorError::lance("listing indexes"))?;
+            let indexed = |column: &str| {
+                indices
+                    .iter()
+                    .any(|i| i.columns.iter().any(|c| c == column))
+            };
+            if !indexed("text") {
+                table
+                    .create_index(&["text"], Index::FTS(FtsIndexBuilder::default()))
+                    .execute()
+                    .await
+                    .map_err(ConnectorError::lance("creating the full-text index"))?;
+                info!(table = name, "created the full-text index on text");
+            }
+            if !indexed("text_hash") {
+                table
+                    .create_index(&["text_hash"], Index::BTree(BTreeIndexBuilder::default()))
+                    .execute()
+                    .await
+                    .map_err(ConnectorError::lance("creating the text hash index"))?;
+            }
+            if name == "chunks" {
+                table
+                    .optimize(OptimizeAction::Index(OptimizeOptions::default()))
+                    .await
+                    .map_err(ConnectorError::lance("optimizing the chunks' indexes"))?;
+            }
+        }
         let indices = self
             .table
             .list_indices()
@@ -301,21 +441,6 @@ impl LanceSink {
                 .iter()
                 .any(|i| i.columns.iter().any(|c| c == column))
         };
-        if !indexed("text") {
-            self.table
-                .create_index(&["text"], Index::FTS(FtsIndexBuilder::default()))
-                .execute()
-                .await
-                .map_err(ConnectorError::lance("creating the full-text index"))?;
-            info!("created the full-text index on memory.text");
-        }
-        if !indexed("text_hash") {
-            self.table
-                .create_index(&["text_hash"], Index::BTree(BTreeIndexBuilder::default()))
-                .execute()
-                .await
-                .map_err(ConnectorError::lance("creating the text hash index"))?;
-        }
         let trained = self.vector_index(indexed("vector")).await?;
         if !trained {
             self.table
@@ -397,6 +522,21 @@ impl LanceSink {
         let mut report = Compaction::default();
         {
             let _write = self.shared.write.lock().await;
+            self.chunks
+                .optimize(OptimizeAction::Compact {
+                    options: CompactionOptions::default(),
+                    remap_options: None,
+                })
+                .await
+                .map_err(ConnectorError::lance("compacting the chunks table"))?;
+            self.chunks
+                .optimize(OptimizeAction::Prune {
+                    older_than: Some(lancedb::table::Duration::hours(1)),
+                    delete_unverified: None,
+                    error_if_tagged_old_versions: None,
+                })
+                .await
+                .map_err(ConnectorError::lance("pruning old versions of the chunks"))?;
             let stats = self
                 .table
                 .optimize(OptimizeAction::Compact {

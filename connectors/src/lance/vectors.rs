@@ -22,7 +22,7 @@ use tokio::sync::watch;
 use tracing::{debug, warn};
 
 use super::LanceSink;
-use super::rows::{MemoryRow, Stamp, memory_schema, quote, rows_of, string_column, to_batch};
+use super::rows::{memory_schema, quote, string_column};
 use crate::ConnectorError;
 use crate::embed::Embedder;
 
@@ -133,11 +133,37 @@ pub struct FillPass {
     pub reused: usize,
 }
 
+/// A table whose rows get vectors behind them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// The `memory` table (memory objects).
+    Memory,
+    /// The `chunks` table (source text in chunks).
+    Chunks,
+}
+
+impl Target {
+    fn schema(self) -> lancedb::arrow::arrow_schema::SchemaRef {
+        match self {
+            Target::Memory => memory_schema(),
+            Target::Chunks => super::chunks::chunks_schema(),
+        }
+    }
+}
+
 impl LanceSink {
-    /// Vectors for `hashes` from the in-memory cache, then from rows of this view that have
-    /// one. Hashes found in the table are added to the cache.
+    pub(crate) fn target(&self, target: Target) -> &lancedb::Table {
+        match target {
+            Target::Memory => &self.table,
+            Target::Chunks => &self.chunks,
+        }
+    }
+
+    /// Vectors for `hashes` from the in-memory cache, then from rows of the target table (of
+    /// this view) that have one. Hashes found in the table are added to the cache.
     pub(crate) async fn cached_vectors(
         &self,
+        target: Target,
         hashes: &[String],
     ) -> Result<HashMap<String, Arc<Vec<f32>>>, ConnectorError> {
         let mut found = HashMap::new();
@@ -160,7 +186,7 @@ impl LanceSink {
                 .collect::<Vec<_>>()
                 .join(", ");
             let batches: Vec<RecordBatch> = self
-                .table
+                .target(target)
                 .query()
                 .only_if(format!(
                     "view = {} AND vector IS NOT NULL AND text_hash IN ({list})",
@@ -183,14 +209,18 @@ impl LanceSink {
         Ok(found)
     }
 
-    /// Ids and write times of the rows of this view still without a vector.
-    async fn waiting(&self, filter: Option<&str>) -> Result<Vec<(i64, String)>, ConnectorError> {
+    /// Ids and write times of the target's rows (of this view) still without a vector.
+    async fn waiting(
+        &self,
+        target: Target,
+        filter: Option<&str>,
+    ) -> Result<Vec<(i64, String)>, ConnectorError> {
         let mut condition = format!("view = {} AND vector IS NULL", quote(&self.view));
         if let Some(filter) = filter {
             condition.push_str(&format!(" AND ({filter})"));
         }
         let batches: Vec<RecordBatch> = self
-            .table
+            .target(target)
             .query()
             .only_if(condition)
             .select(Select::columns(&["id", "written_at"]))
@@ -217,18 +247,14 @@ impl LanceSink {
         Ok(waiting)
     }
 
-    /// Rows (without vector) of these ids that still have no vector, with their text hashes.
-    async fn rows_without_vectors(
+    /// The given columns of the target's rows of these ids that still have no vector.
+    async fn without_vectors(
         &self,
+        target: Target,
         ids: &[String],
-    ) -> Result<Vec<(MemoryRow, String)>, ConnectorError> {
-        let columns: Vec<String> = memory_schema()
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .filter(|name| name != "vector")
-            .collect();
-        let mut rows = Vec::new();
+        columns: &[String],
+    ) -> Result<Vec<RecordBatch>, ConnectorError> {
+        let mut out = Vec::new();
         for chunk in ids.chunks(IN_CHUNK) {
             let list = chunk
                 .iter()
@@ -236,37 +262,31 @@ impl LanceSink {
                 .collect::<Vec<_>>()
                 .join(", ");
             let batches: Vec<RecordBatch> = self
-                .table
+                .target(target)
                 .query()
                 .only_if(format!(
                     "view = {} AND vector IS NULL AND id IN ({list})",
                     quote(&self.view)
                 ))
-                .select(Select::columns(&columns))
+                .select(Select::columns(columns))
                 .execute()
                 .await
                 .map_err(ConnectorError::lance("reading rows without vectors"))?
                 .try_collect()
                 .await
                 .map_err(ConnectorError::lance("reading rows without vectors"))?;
-            for batch in &batches {
-                let Some(hashes) = string_column(batch, "text_hash") else {
-                    continue;
-                };
-                for (i, row) in rows_of(batch).into_iter().enumerate() {
-                    rows.push((row, hashes.value(i).to_string()));
-                }
-            }
+            out.extend(batches);
         }
-        Ok(rows)
+        Ok(out)
     }
 
-    /// One pass of the filler: the `batch` oldest rows without a vector (of this view, and
-    /// matching `filter`) get one — from the cache when a row or recent text has the same
-    /// hash, else from `vectorise` over their distinct texts — and are written back. Rows
-    /// rewritten in between (another text) or deleted are left to the next pass.
+    /// One pass of the filler over one table: the `batch` oldest rows without a vector (of
+    /// this view, and matching `filter`) get one — from the cache when a row or recent text
+    /// has the same hash, else from `vectorise` over their distinct texts — and are written
+    /// back. Rows rewritten in between (another text) or deleted are left to the next pass.
     pub(crate) async fn fill_pass<V, F>(
         &self,
+        target: Target,
         filter: Option<&str>,
         batch: usize,
         vectorise: &mut V,
@@ -275,15 +295,7 @@ impl LanceSink {
         V: FnMut(Vec<String>) -> F,
         F: Future<Output = Result<Vec<Vec<f32>>, ConnectorError>>,
     {
-        let mut waiting = self.waiting(filter).await?;
-        let now = now_ms();
-        let oldest = waiting.iter().map(|(at, _)| *at).min().unwrap_or(now);
-        if let Some(observer) = &self.observer {
-            observer.backlog(
-                waiting.len(),
-                Duration::from_millis((now - oldest).max(0) as u64),
-            );
-        }
+        let mut waiting = self.waiting(target, filter).await?;
         let mut pass = FillPass {
             pending: waiting.len(),
             ..FillPass::default()
@@ -294,15 +306,26 @@ impl LanceSink {
         waiting.sort_unstable();
         waiting.truncate(batch.max(1));
         let ids: Vec<String> = waiting.into_iter().map(|(_, id)| id).collect();
-        let rows = self.rows_without_vectors(&ids).await?;
-        let hashes: Vec<String> = rows.iter().map(|(_, h)| h.clone()).collect();
-        let mut vectors = self.cached_vectors(&hashes).await?;
+        let columns = ["id", "text", "text_hash"].map(String::from);
+        let mut texts_by_hash: Vec<(String, String)> = Vec::new();
+        for b in self.without_vectors(target, &ids, &columns).await? {
+            let (Some(texts), Some(hashes)) =
+                (string_column(&b, "text"), string_column(&b, "text_hash"))
+            else {
+                continue;
+            };
+            for i in 0..b.num_rows() {
+                texts_by_hash.push((hashes.value(i).to_string(), texts.value(i).to_string()));
+            }
+        }
+        let hashes: Vec<String> = texts_by_hash.iter().map(|(h, _)| h.clone()).collect();
+        let mut vectors = self.cached_vectors(target, &hashes).await?;
         // Distinct texts the cache does not know, once each.
         let mut texts: Vec<(String, String)> = Vec::new();
         let mut seen = HashSet::new();
-        for (row, hash) in &rows {
-            if !vectors.contains_key(hash) && seen.insert(hash.clone()) {
-                texts.push((hash.clone(), row.text.clone()));
+        for (hash, text) in texts_by_hash {
+            if !vectors.contains_key(&hash) && seen.insert(hash.clone()) {
+                texts.push((hash, text));
             }
         }
         if !texts.is_empty() {
@@ -327,44 +350,133 @@ impl LanceSink {
                 vectors.insert(hash, vector);
             }
         }
-        // Written under the sink's write lock, from a fresh read: a row the pipeline rewrote
-        // meanwhile keeps its new content (and gets its vector only if its text is the same).
+        // Written under the sink's write lock, from a fresh read of every column: a row the
+        // pipeline rewrote meanwhile keeps its new content (and gets its vector only if its
+        // text is the same).
         let _write = self.shared.write.lock().await;
-        let fresh = self.rows_without_vectors(&ids).await?;
-        let (rows, row_vectors): (Vec<MemoryRow>, Vec<Option<Vec<f32>>>) = fresh
-            .into_iter()
-            .filter_map(|(row, hash)| vectors.get(&hash).map(|v| (row, Some(v.as_ref().clone()))))
-            .unzip();
-        if rows.is_empty() {
+        let schema = target.schema();
+        let columns: Vec<String> = schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .filter(|name| name != "vector")
+            .collect();
+        let now = now_ms();
+        let mut written = Vec::new();
+        for fresh in self.without_vectors(target, &ids, &columns).await? {
+            if let Some(b) = with_vectors(&fresh, &vectors, &schema, now)? {
+                pass.filled += b.num_rows();
+                written.push(Ok(b));
+            }
+        }
+        if written.is_empty() {
             return Ok(pass);
         }
-        let stamp = Stamp {
-            view: &self.view,
-            model: &self.model,
-            written_at: now_ms(),
-        };
-        let written = to_batch(&rows, &row_vectors, stamp)
-            .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
-        let mut merge = self.table.merge_insert(&["id"]);
+        let mut merge = self.target(target).merge_insert(&["id"]);
         merge.when_matched_update_all(None);
         merge
-            .execute(Box::new(RecordBatchIterator::new(
-                vec![Ok(written)],
-                memory_schema(),
-            )))
+            .execute(Box::new(RecordBatchIterator::new(written, schema)))
             .await
             .map_err(ConnectorError::lance("writing vectors"))?;
-        pass.filled = rows.len();
-        pass.reused = rows.len().saturating_sub(pass.embedded);
+        pass.reused = pass.filled.saturating_sub(pass.embedded);
         if let Some(observer) = &self.observer
             && pass.reused > 0
         {
             observer.reused(pass.reused);
         }
-        debug!(?pass, "vectors written");
+        debug!(?target, ?pass, "vectors written");
         Ok(pass)
     }
 
+    /// One pass of the filler: memory rows first (the unit of search), chunks once no memory
+    /// row waits. The backlog reported is both tables' (the age: the oldest row of either).
+    pub(crate) async fn fill_next<V, F>(
+        &self,
+        filter: Option<&str>,
+        batch: usize,
+        vectorise: &mut V,
+    ) -> Result<FillPass, ConnectorError>
+    where
+        V: FnMut(Vec<String>) -> F,
+        F: Future<Output = Result<Vec<Vec<f32>>, ConnectorError>>,
+    {
+        if let Some(observer) = &self.observer {
+            let now = now_ms();
+            let mut rows = 0;
+            let mut oldest = now;
+            for target in [Target::Memory, Target::Chunks] {
+                let waiting = self.waiting(target, filter).await?;
+                rows += waiting.len();
+                oldest = waiting.iter().map(|(at, _)| *at).fold(oldest, i64::min);
+            }
+            observer.backlog(rows, Duration::from_millis((now - oldest).max(0) as u64));
+        }
+        let memory = self
+            .fill_pass(Target::Memory, filter, batch, vectorise)
+            .await?;
+        if memory.pending > 0 {
+            let chunks = self.waiting(Target::Chunks, filter).await?.len();
+            return Ok(FillPass {
+                pending: memory.pending + chunks,
+                ..memory
+            });
+        }
+        self.fill_pass(Target::Chunks, filter, batch, vectorise)
+            .await
+    }
+}
+
+/// The rows of `batch` (every column of `schema` but the vector) whose text hash has a vector,
+/// with it and a new `written_at`, in `schema`'s column order; `None` when no row has one.
+fn with_vectors(
+    batch: &RecordBatch,
+    vectors: &HashMap<String, Arc<Vec<f32>>>,
+    schema: &lancedb::arrow::arrow_schema::SchemaRef,
+    now: i64,
+) -> Result<Option<RecordBatch>, ConnectorError> {
+    use lancedb::arrow::arrow_array::BooleanArray;
+    use lancedb::arrow::arrow_array::types::Float32Type;
+    use lancedb::arrow::arrow_select::filter::filter_record_batch;
+    let arrow = |e: lancedb::arrow::arrow_schema::ArrowError| {
+        ConnectorError::Model(format!("building a batch: {e}"))
+    };
+    let Some(hashes) = string_column(batch, "text_hash") else {
+        return Ok(None);
+    };
+    let keep: BooleanArray = (0..batch.num_rows())
+        .map(|i| Some(vectors.contains_key(hashes.value(i))))
+        .collect();
+    let kept = filter_record_batch(batch, &keep).map_err(arrow)?;
+    if kept.num_rows() == 0 {
+        return Ok(None);
+    }
+    let hashes = string_column(&kept, "text_hash").expect("kept the column");
+    let vector = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
+        (0..kept.num_rows()).map(|i| {
+            vectors
+                .get(hashes.value(i))
+                .map(|v| v.iter().map(|x| Some(*x)).collect::<Vec<_>>())
+        }),
+        crate::embed::DIMENSIONS as i32,
+    );
+    let mut columns: Vec<Arc<dyn Array>> = Vec::new();
+    for field in schema.fields() {
+        let column: Arc<dyn Array> = match field.name().as_str() {
+            "vector" => Arc::new(vector.clone()),
+            "written_at" => Arc::new(Int64Array::from(vec![now; kept.num_rows()])),
+            name => kept
+                .column_by_name(name)
+                .cloned()
+                .ok_or_else(|| ConnectorError::Model(format!("column {name} was not read")))?,
+        };
+        columns.push(column);
+    }
+    RecordBatch::try_new(schema.clone(), columns)
+        .map(Some)
+        .map_err(arrow)
+}
+
+impl LanceSink {
     /// Start the background filler of this sink's rows without vectors (needs an embedder;
     /// `None` without one). One per pipeline; [`LanceSink::apply`] wakes it.
     pub fn spawn_vector_filler(&self) -> Option<VectorFiller> {
@@ -379,7 +491,7 @@ impl LanceSink {
             loop {
                 // Registered before the pass, so a write during the pass wakes the next one.
                 let woken = sink.shared.wake.notified();
-                let outcome = sink.fill_pass(None, batch, &mut vectorise).await;
+                let outcome = sink.fill_next(None, batch, &mut vectorise).await;
                 passes += 1;
                 let rest = match &outcome {
                     Ok(pass) => {
@@ -436,7 +548,7 @@ impl LanceSink {
             std::future::ready(vectorise(&refs))
         };
         loop {
-            let pass = self.fill_pass(filter, batch, &mut compute).await?;
+            let pass = self.fill_next(filter, batch, &mut compute).await?;
             if pass.pending == 0 || pass.filled == 0 {
                 return Ok(filled);
             }
@@ -523,7 +635,7 @@ mod tests {
 
     use super::*;
     use crate::embed::EmbedConfig;
-    use crate::lance::{LanceConfig, SearchMode, SearchRequest};
+    use crate::lance::{LanceConfig, MemoryRow, SearchMode, SearchRequest};
 
     #[test]
     fn the_cache_evicts_the_least_recently_used_tenth() {
@@ -832,5 +944,47 @@ mod tests {
         assert_eq!(sink.count(None).await.unwrap(), 32);
         assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 0);
         assert_eq!(sink.vector_index_rows().await.unwrap(), Some((32, 0)));
+    }
+
+    /// Chunks are written without vectors, filled after the memory rows, get the full-text
+    /// index, and unchanged chunk text is not embedded again.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn chunks_get_vectors_after_the_memory_rows_and_a_full_text_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let counts = Arc::new(Counts::default());
+        let sink = sink(dir.path(), LanceConfig::default())
+            .await
+            .with_observer(counts.clone());
+        let chunking = crate::lance::Chunking {
+            tokens: 10,
+            overlap_tokens: 2,
+        };
+        let body = "Project Atlas ships in June. The budget is 40K per month. Dana owns it.";
+        let chunks = chunking.chunks("acme", "a.md", "v1", Some("Atlas"), body);
+        // 0..40 "Project Atlas ships in June. The budget" and 33..71 "budget is 40K …".
+        assert_eq!(chunks.len(), 2, "{chunks:?}");
+        assert_eq!(sink.apply_chunks(&chunks, &[]).await.unwrap(), 2);
+        sink.apply(&[row("m1", "v1", "Project Atlas ships in June.")], &[])
+            .await
+            .unwrap();
+        let mut filler = sink.spawn_vector_filler().unwrap();
+        filler.drained().await.unwrap();
+        assert_eq!(
+            sink.count_chunks(Some("vector IS NULL".into()))
+                .await
+                .unwrap(),
+            0
+        );
+        assert_eq!(filler.status().filled, 3);
+        sink.optimize().await.unwrap();
+        let indices = sink.chunks.list_indices().await.unwrap();
+        assert!(indices.iter().any(|i| i.columns == ["text"]), "{indices:?}");
+        let embedded = counts.embedded.load(Ordering::SeqCst);
+        // A new version with the same text: new ids, vectors from the cache.
+        let again = chunking.chunks("acme", "a.md", "v2", Some("Atlas"), body);
+        let old: Vec<String> = chunks.iter().map(|c| c.id.clone()).collect();
+        assert_eq!(sink.apply_chunks(&again, &old).await.unwrap(), 0);
+        assert_eq!(sink.count_chunks(None).await.unwrap(), 2);
+        assert_eq!(counts.embedded.load(Ordering::SeqCst), embedded);
     }
 }

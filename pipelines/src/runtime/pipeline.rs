@@ -23,7 +23,7 @@ use super::dataflow::{Dataflow, EpochInput};
 use super::metrics::{RunMetrics, serve_metrics};
 use super::upsert::UpsertState;
 use super::usage::UsageWindow;
-use super::views::{SinkWrites, live_elements, reconcile};
+use super::views::{SinkWrites, live_elements, reconcile, reconcile_chunks};
 use crate::config::EpigraphConfig;
 
 /// Options of one `epigraph run`.
@@ -224,8 +224,10 @@ impl Runner {
         }
         let output = self.seal(0, batch).await?;
         let desired = live_elements(output);
-        let writes = reconcile(&desired, &self.neo4j, &self.lance).await?;
+        let mut writes = reconcile(&desired, &self.neo4j, &self.lance).await?;
         self.report.reconciled_writes = count_writes(&writes);
+        let chunking = self.config.lancedb.chunking();
+        reconcile_chunks(self.state.versions(), chunking, &self.lance, &mut writes).await?;
         self.apply(&writes).await?;
         self.consumer.commit(&self.next_offsets)?;
         self.record_lag();
@@ -268,8 +270,13 @@ impl Runner {
             }
             if consumed > 0 {
                 epoch += 1;
+                let chunking = self.config.lancedb.chunking();
+                let mut chunks = SinkWrites::default();
+                chunks.set_chunks(&batch.updates, chunking);
                 let output = self.seal(epoch, batch).await?;
-                let writes = SinkWrites::from_changes(&net_changes(output));
+                let mut writes = SinkWrites::from_changes(&net_changes(output));
+                writes.chunk_upserts = chunks.chunk_upserts;
+                writes.chunk_deletes = chunks.chunk_deletes;
                 self.report.live_writes += count_writes(&writes);
                 self.apply(&writes).await?;
                 self.consumer.commit(&self.next_offsets)?;
@@ -327,7 +334,10 @@ impl Runner {
         self.metrics.sink(
             "lancedb",
             rows,
-            writes.lance_upserts.len() + writes.lance_deletes.len(),
+            writes.lance_upserts.len()
+                + writes.lance_deletes.len()
+                + writes.chunk_upserts.len()
+                + writes.chunk_deletes.len(),
         );
         Ok(())
     }

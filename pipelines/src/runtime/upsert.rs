@@ -45,6 +45,11 @@ impl UpsertState {
             .unwrap_or_default()
     }
 
+    /// The live versions.
+    pub fn versions(&self) -> impl Iterator<Item = &SourceVersion> {
+        self.live.values()
+    }
+
     /// How many keys are live.
     pub fn len(&self) -> usize {
         self.live.len()

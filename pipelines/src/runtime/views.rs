@@ -3,11 +3,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use epigraph_connectors::ConnectorError;
-use epigraph_connectors::lance::{LanceSink, MemoryRow};
+use epigraph_connectors::lance::{ChunkRow, Chunking, LanceSink, MemoryRow};
 use epigraph_connectors::neo4j::{
     GraphBatch, Neo4jSink, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite,
 };
-use epigraph_operators::{GraphElement, MemoryObject, NodePriority, SinkChanges};
+use epigraph_operators::{GraphElement, MemoryObject, NodePriority, SinkChanges, SourceVersion};
 
 /// The writes of one epoch for both sinks.
 #[derive(Debug, Default)]
@@ -18,6 +18,10 @@ pub struct SinkWrites {
     pub lance_upserts: Vec<MemoryRow>,
     /// Row ids to delete in LanceDB.
     pub lance_deletes: Vec<String>,
+    /// Chunks of source text to upsert in LanceDB.
+    pub chunk_upserts: Vec<ChunkRow>,
+    /// Chunk ids to delete in LanceDB.
+    pub chunk_deletes: Vec<String>,
 }
 
 impl SinkWrites {
@@ -69,7 +73,34 @@ impl SinkWrites {
 
     /// Whether there is nothing to write.
     pub fn is_empty(&self) -> bool {
-        self.graph.is_empty() && self.lance_upserts.is_empty() && self.lance_deletes.is_empty()
+        self.graph.is_empty()
+            && self.lance_upserts.is_empty()
+            && self.lance_deletes.is_empty()
+            && self.chunk_upserts.is_empty()
+            && self.chunk_deletes.is_empty()
+    }
+
+    /// The chunk writes of an epoch's source updates: the chunks of a retracted version are
+    /// deleted, those of an added one upserted (netted per chunk id, so a version retracted
+    /// and added again in one epoch writes nothing).
+    pub fn set_chunks(&mut self, updates: &[(SourceVersion, isize)], chunking: Chunking) {
+        let mut net: BTreeMap<String, (isize, Option<ChunkRow>)> = BTreeMap::new();
+        for (version, diff) in updates {
+            for chunk in source_chunks(version, chunking) {
+                let entry = net.entry(chunk.id.clone()).or_default();
+                entry.0 += diff;
+                if *diff > 0 {
+                    entry.1 = Some(chunk);
+                }
+            }
+        }
+        for (id, (diff, chunk)) in net {
+            match (diff.signum(), chunk) {
+                (1, Some(chunk)) => self.chunk_upserts.push(chunk),
+                (-1, _) => self.chunk_deletes.push(id),
+                _ => {}
+            }
+        }
     }
 
     /// Apply to both sinks concurrently; returns when both acknowledged, with the time each
@@ -89,12 +120,47 @@ impl SinkWrites {
                 let started = std::time::Instant::now();
                 lance
                     .apply(&self.lance_upserts, &self.lance_deletes)
+                    .await?;
+                lance
+                    .apply_chunks(&self.chunk_upserts, &self.chunk_deletes)
                     .await
                     .map(|_waiting| timed(started))
             }
         )?;
         Ok((graph, rows))
     }
+}
+
+/// The chunks of a source version's body.
+pub fn source_chunks(version: &SourceVersion, chunking: Chunking) -> Vec<ChunkRow> {
+    chunking.chunks(
+        &version.tenant,
+        &version.source_id,
+        &version.version,
+        version.title.as_deref(),
+        &version.body,
+    )
+}
+
+/// The chunk writes that make the `chunks` table hold exactly the chunks of `live` versions.
+pub async fn reconcile_chunks<'a>(
+    live: impl Iterator<Item = &'a SourceVersion>,
+    chunking: Chunking,
+    lance: &LanceSink,
+    writes: &mut SinkWrites,
+) -> Result<(), ConnectorError> {
+    let have = lance.chunk_state().await?;
+    let mut wanted = HashSet::new();
+    for version in live {
+        for chunk in source_chunks(version, chunking) {
+            wanted.insert(chunk.id.clone());
+            if have.get(&chunk.id) != Some(&chunk.content_hash) {
+                writes.chunk_upserts.push(chunk);
+            }
+        }
+    }
+    writes.chunk_deletes = sorted_missing(have.keys(), &wanted);
+    Ok(())
 }
 
 /// The writes that make both sinks equal `desired`: what is missing or differs is upserted,
