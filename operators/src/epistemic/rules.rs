@@ -352,8 +352,16 @@ impl Facts {
             .mentions
             .iter()
             .filter(|(start, ..)| *start < at)
-            .min_by_key(|(start, _, kind)| (rank(kind), std::cmp::Reverse(*start)));
-        before.or_else(|| self.mentions.iter().find(|(start, ..)| *start >= at))
+            .min_by_key(|(start, _, kind)| {
+                // One name that fits a project and a team ("Vesper"): the project.
+                (rank(kind), std::cmp::Reverse(*start), owner_rank(kind))
+            });
+        before.or_else(|| {
+            self.mentions
+                .iter()
+                .filter(|(start, ..)| *start >= at)
+                .min_by_key(|(start, _, kind)| (*start, owner_rank(kind)))
+        })
     }
 }
 
