@@ -259,7 +259,7 @@ pub fn subordinate_lead(text: &str) -> usize {
 ///
 /// ```
 /// use epigraph_operators::extract::classify::parentheticals;
-/// assert_eq!(parentheticals("It works (which will change) now."), vec![(9, 27)]);
+/// assert_eq!(parentheticals("It works (which will change) now."), vec![(9, 28)]);
 /// assert!(parentheticals("a) first item").is_empty());
 /// ```
 pub fn parentheticals(text: &str) -> Vec<(usize, usize)> {

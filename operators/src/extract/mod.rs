@@ -41,7 +41,7 @@ use mentions::{LocalPeople, Mention, Recogniser, normalise, party_key};
 use relations::RelationReader;
 
 /// Name and version written into every element's provenance.
-pub const EXTRACTOR: &str = "epigraph.rules/0.2";
+pub const EXTRACTOR: &str = "epigraph.rules/0.3";
 
 /// Structural relationship types (besides the vocabulary of `ontology/relations.toml`).
 pub mod edge {
