@@ -29,6 +29,9 @@ use crate::embed::Embedder;
 /// Ids per `IN (…)` filter.
 const IN_CHUNK: usize = 500;
 
+/// A chunk pass takes `embed_batch_rows / CHUNK_BATCH_DIVISOR` chunks.
+const CHUNK_BATCH_DIVISOR: usize = 8;
+
 /// Receives the vector side's measurements (the runtime's Prometheus metrics implement it).
 pub trait VectorObserver: Send + Sync + std::fmt::Debug {
     /// Rows waiting for a vector and how long the oldest of them has waited (since it was
@@ -389,7 +392,7 @@ impl LanceSink {
     }
 
     /// One pass of the filler: memory rows first (the unit of search), chunks once no memory
-    /// row waits. The backlog reported is both tables' (the age: the oldest row of either).
+    /// row waits (an eighth of `batch` at a time: they are long). The backlog reported is both tables' (the age: the oldest row of either).
     pub(crate) async fn fill_next<V, F>(
         &self,
         filter: Option<&str>,
@@ -421,7 +424,11 @@ impl LanceSink {
                 ..memory
             });
         }
-        self.fill_pass(Target::Chunks, filter, batch, vectorise)
+        // A chunk is ~20 times a statement's length (up to the model's 256 word pieces, and
+        // attention grows with length): an eighth of the batch keeps a chunk pass about as
+        // long as a memory pass, so memory rows written meanwhile wait no longer.
+        let chunk_batch = (batch / CHUNK_BATCH_DIVISOR).max(1);
+        self.fill_pass(Target::Chunks, filter, chunk_batch, vectorise)
             .await
     }
 }
