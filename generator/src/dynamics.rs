@@ -69,6 +69,11 @@ pub struct Step {
     pub superseding: bool,
 }
 
+/// `(subject id, attribute)`.
+type ClaimKey = (String, &'static str);
+/// A current claim: where it was written, its value and when.
+type Current = (TextRef, String, i64);
+
 /// All matters in progress and the claim registry.
 #[derive(Debug)]
 pub struct Dynamics {
@@ -80,7 +85,7 @@ pub struct Dynamics {
     lines_per_day: u64,
     /// Per `(subject, attribute)`: the unit holding the current value, the value, and when.
     /// The current claims of each key: one, or both sides of a standing contradiction.
-    registry: HashMap<(String, &'static str), Vec<(TextRef, String, i64)>>,
+    registry: HashMap<ClaimKey, Vec<Current>>,
 }
 
 /// The two sides of a conflict are written within this many days (a contradiction), and a new

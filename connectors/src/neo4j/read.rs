@@ -692,9 +692,11 @@ mod tests {
             .iter()
             .map(|i| i.rsplit_once(" AS ").unwrap().1.trim().to_string())
             .collect();
-        assert_eq!(names.len(), 21);
+        assert_eq!(names.len(), 22);
         assert!(
-            names.contains(&"contradicts".to_string()) && names.contains(&"claims".to_string())
+            names.contains(&"contradicts".to_string())
+                && names.contains(&"claims".to_string())
+                && names.contains(&"source_superseded_by".to_string())
         );
     }
 }

@@ -353,14 +353,13 @@ mod tests {
     fn greetings_and_sign_offs_do_not_swallow_sentences() {
         assert_eq!(type_of("Hi all,", None, SourceKind::Chat), None);
         assert_eq!(type_of("Thanks, Maya", None, SourceKind::Chat), None);
-        assert_eq!(
+        assert!(
             type_of(
                 "Best practice is to pin the version in the lock file.",
                 None,
                 SourceKind::Chat
             )
-            .is_some(),
-            true
+            .is_some()
         );
     }
 
