@@ -524,6 +524,22 @@ impl Recogniser {
                     break;
                 }
             }
+            // A trailing acronym that modifies the next, lower-case word belongs to it, not to
+            // the name: "the Onyx CI provider", "the Apollo API gateway" name Onyx and Apollo.
+            let mut skip = 0;
+            if j > i {
+                let last = &body[tokens[j].0..tokens[j].1];
+                let acronym =
+                    (2..=5).contains(&last.len()) && last.chars().all(|c| c.is_ascii_uppercase());
+                let then_lower = tokens.get(j + 1).is_some_and(|(a, b)| {
+                    &body[tokens[j].1..*a] == " "
+                        && body[*a..*b].starts_with(|c: char| c.is_ascii_lowercase())
+                });
+                if acronym && then_lower {
+                    j -= 1;
+                    skip = 1;
+                }
+            }
             let mut first = i;
             while first <= j && STOP.contains(&&body[tokens[first].0..tokens[first].1]) {
                 first += 1;
@@ -536,7 +552,7 @@ impl Recogniser {
             {
                 first += 1;
             }
-            let next_i = j + 1;
+            let next_i = j + 1 + skip;
             if first > j {
                 i = next_i;
                 continue;
@@ -672,6 +688,18 @@ mod tests {
                 .map(|c| c.surface.as_str())
                 .collect::<Vec<_>>(),
             ["Borealis"]
+        );
+    }
+
+    #[test]
+    fn an_acronym_modifying_the_next_word_is_not_part_of_the_name() {
+        let (mentions, _) = scan(
+            "Update on the Project Onyx CI provider: we stay on the AWS account.",
+            &[],
+        );
+        assert_eq!(
+            kinds(&mentions)[0],
+            ("Onyx".to_string(), "Project".to_string())
         );
     }
 
