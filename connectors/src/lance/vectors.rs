@@ -283,14 +283,14 @@ impl LanceSink {
         Ok(out)
     }
 
-    /// One pass of the filler over one table: the `batch` oldest rows without a vector (of
-    /// this view, and matching `filter`) get one — from the cache when a row or recent text
+    /// One pass of the filler over one table: the `batch` oldest of the `waiting` rows
+    /// (write time and id of rows without a vector) get one — from the cache when a row or recent text
     /// has the same hash, else from `vectorise` over their distinct texts — and are written
     /// back. Rows rewritten in between (another text) or deleted are left to the next pass.
-    pub(crate) async fn fill_pass<V, F>(
+    async fn fill_pass<V, F>(
         &self,
         target: Target,
-        filter: Option<&str>,
+        mut waiting: Vec<(i64, String)>,
         batch: usize,
         vectorise: &mut V,
     ) -> Result<FillPass, ConnectorError>
@@ -298,7 +298,6 @@ impl LanceSink {
         V: FnMut(Vec<String>) -> F,
         F: Future<Output = Result<Vec<Vec<f32>>, ConnectorError>>,
     {
-        let mut waiting = self.waiting(target, filter).await?;
         let mut pass = FillPass {
             pending: waiting.len(),
             ..FillPass::default()
@@ -403,32 +402,35 @@ impl LanceSink {
         V: FnMut(Vec<String>) -> F,
         F: Future<Output = Result<Vec<Vec<f32>>, ConnectorError>>,
     {
+        let memory = self.waiting(Target::Memory, filter).await?;
+        let chunks = self.waiting(Target::Chunks, filter).await?;
         if let Some(observer) = &self.observer {
             let now = now_ms();
-            let mut rows = 0;
-            let mut oldest = now;
-            for target in [Target::Memory, Target::Chunks] {
-                let waiting = self.waiting(target, filter).await?;
-                rows += waiting.len();
-                oldest = waiting.iter().map(|(at, _)| *at).fold(oldest, i64::min);
-            }
-            observer.backlog(rows, Duration::from_millis((now - oldest).max(0) as u64));
+            let oldest = memory
+                .iter()
+                .chain(&chunks)
+                .map(|(at, _)| *at)
+                .fold(now, i64::min);
+            observer.backlog(
+                memory.len() + chunks.len(),
+                Duration::from_millis((now - oldest).max(0) as u64),
+            );
         }
-        let memory = self
-            .fill_pass(Target::Memory, filter, batch, vectorise)
-            .await?;
-        if memory.pending > 0 {
-            let chunks = self.waiting(Target::Chunks, filter).await?.len();
+        if !memory.is_empty() {
+            let waiting_chunks = chunks.len();
+            let pass = self
+                .fill_pass(Target::Memory, memory, batch, vectorise)
+                .await?;
             return Ok(FillPass {
-                pending: memory.pending + chunks,
-                ..memory
+                pending: pass.pending + waiting_chunks,
+                ..pass
             });
         }
         // A chunk is ~20 times a statement's length (up to the model's 256 word pieces, and
         // attention grows with length): an eighth of the batch keeps a chunk pass about as
         // long as a memory pass, so memory rows written meanwhile wait no longer.
         let chunk_batch = (batch / CHUNK_BATCH_DIVISOR).max(1);
-        self.fill_pass(Target::Chunks, filter, chunk_batch, vectorise)
+        self.fill_pass(Target::Chunks, chunks, chunk_batch, vectorise)
             .await
     }
 }
