@@ -77,12 +77,15 @@ impl std::fmt::Debug for LanceSink {
     }
 }
 
-/// Opens (or creates) a table; one of an older schema is dropped and created anew (a view is
-/// rebuildable: the next run's reconciliation refills it).
+/// Opens (or creates) a table. One of an older schema is dropped and created anew when
+/// `migrate` (a view is rebuildable: the next run's reconciliation refills it); a reader
+/// (`migrate = false`, the query service) refuses it instead, so that a newer `serve` never
+/// drops the tables an older pipeline is writing.
 async fn open_table(
     db: &Connection,
     name: &str,
     schema: lancedb::arrow::arrow_schema::SchemaRef,
+    migrate: bool,
 ) -> Result<Table, ConnectorError> {
     let create = || async {
         db.create_empty_table(name, schema.clone())
@@ -101,6 +104,15 @@ async fn open_table(
             )))?;
             if names(&found) == names(&schema) {
                 return Ok(table);
+            }
+            if !migrate {
+                return Err(ConnectorError::Config(format!(
+                    "the LanceDB table {name} has another schema ({} columns, this build expects {}): \
+                     run `epigraph run` of this version once to migrate it (the view is rebuilt \
+                     from the topics), then start `epigraph serve` again",
+                    found.fields().len(),
+                    schema.fields().len()
+                )));
             }
             tracing::warn!(
                 table = %name,
@@ -124,13 +136,30 @@ impl LanceSink {
         config: &LanceConfig,
         embedder: Option<Arc<Embedder>>,
     ) -> Result<Self, ConnectorError> {
+        Self::open_with(config, embedder, true).await
+    }
+
+    /// [`LanceSink::open`] for a reader (the query service): tables of another schema are an
+    /// error, never dropped.
+    pub async fn open_reader(
+        config: &LanceConfig,
+        embedder: Option<Arc<Embedder>>,
+    ) -> Result<Self, ConnectorError> {
+        Self::open_with(config, embedder, false).await
+    }
+
+    async fn open_with(
+        config: &LanceConfig,
+        embedder: Option<Arc<Embedder>>,
+        migrate: bool,
+    ) -> Result<Self, ConnectorError> {
         let db = connect(&config.dir)
             .read_consistency_interval(std::time::Duration::from_millis(config.read_consistency_ms))
             .execute()
             .await
             .map_err(ConnectorError::lance(format!("opening {}", config.dir)))?;
-        let table = open_table(&db, &config.memory_table, memory_schema()).await?;
-        let chunks = open_table(&db, &config.chunks_table, chunks_schema()).await?;
+        let table = open_table(&db, &config.memory_table, memory_schema(), migrate).await?;
+        let chunks = open_table(&db, &config.chunks_table, chunks_schema(), migrate).await?;
         let model = match &embedder {
             Some(embedder) => embedder.model_id().to_string(),
             None => EmbedConfig::default().model_id(),
@@ -575,5 +604,38 @@ impl LanceSink {
             .await
             .map_err(ConnectorError::lance("reading table statistics"))?;
         Ok(stats.fragment_stats.num_fragments)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use lancedb::arrow::arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_reader_refuses_a_table_of_another_schema_and_a_writer_migrates_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LanceConfig {
+            dir: dir.path().display().to_string(),
+            embed: false,
+            ..LanceConfig::default()
+        };
+        let db = connect(&config.dir).execute().await.unwrap();
+        let old = Arc::new(Schema::new(vec![Field::new("id", DataType::Utf8, false)]));
+        db.create_empty_table(&config.memory_table, old)
+            .execute()
+            .await
+            .unwrap();
+        let refused = LanceSink::open_reader(&config, None).await.unwrap_err();
+        assert!(refused.to_string().contains("another schema"), "{refused}");
+        // The old table is still there for the pipeline that wrote it.
+        let kept = db.open_table(&config.memory_table).execute().await.unwrap();
+        assert_eq!(kept.schema().await.unwrap().fields().len(), 1);
+        // A writer (`epigraph run`) recreates it, after which a reader opens it.
+        LanceSink::open(&config, None).await.unwrap();
+        LanceSink::open_reader(&config, None).await.unwrap();
     }
 }

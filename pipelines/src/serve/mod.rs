@@ -276,7 +276,8 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
     } else {
         None
     };
-    let lance = LanceSink::open(&config.lancedb, embedder).await?;
+    // A reader: a table another version wrote is an error, never dropped.
+    let lance = LanceSink::open_reader(&config.lancedb, embedder).await?;
     let graph = GraphReader::new(epigraph_connectors::neo4j::connect_graph(&config.neo4j)?);
     let usage = if config.serve.report_usage {
         let producer = epigraph_connectors::kafka::EventProducer::new(&config.kafka)?;
