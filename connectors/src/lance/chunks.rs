@@ -99,13 +99,15 @@ impl Chunking {
             if end == chars.len() {
                 break;
             }
-            // The next chunk starts `overlap` before the end, at the start of a word, and
-            // always after this chunk's start.
-            let mut next = end.saturating_sub(overlap).max(start + 1);
-            while next < end && !(next == 0 || chars[next - 1].is_whitespace()) {
-                next += 1;
-            }
-            start = next;
+            // The next chunk starts `overlap` before the end, at the start of a word (the
+            // next one, or the one before when the word runs to the end: chunks always
+            // share something), and always after this chunk's start.
+            let target = end.saturating_sub(overlap).max(start + 1);
+            let word_start = |i: usize| i == 0 || chars[i - 1].is_whitespace();
+            start = (target..end)
+                .find(|&i| word_start(i))
+                .or_else(|| (start + 1..target).rev().find(|&i| word_start(i)))
+                .unwrap_or(end);
         }
         spans
     }
