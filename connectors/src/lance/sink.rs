@@ -77,6 +77,40 @@ impl std::fmt::Debug for LanceSink {
     }
 }
 
+/// Deletes the rows with these ids, 500 to a statement.
+async fn delete_ids(table: &Table, ids: &[String], what: &str) -> Result<(), ConnectorError> {
+    for chunk in ids.chunks(500) {
+        let list = chunk
+            .iter()
+            .map(|id| quote(id))
+            .collect::<Vec<_>>()
+            .join(", ");
+        table
+            .delete(format!("id IN ({list})").as_str())
+            .await
+            .map_err(ConnectorError::lance(format!("deleting {what}")))?;
+    }
+    Ok(())
+}
+
+/// Inserts a batch, replacing the rows of the same ids (`merge_insert` on `id`).
+async fn upsert_by_id(
+    table: &Table,
+    batch: RecordBatch,
+    schema: lancedb::arrow::arrow_schema::SchemaRef,
+    what: &str,
+) -> Result<(), ConnectorError> {
+    let mut merge = table.merge_insert(&["id"]);
+    merge
+        .when_matched_update_all(None)
+        .when_not_matched_insert_all();
+    merge
+        .execute(Box::new(RecordBatchIterator::new(vec![Ok(batch)], schema)))
+        .await
+        .map_err(ConnectorError::lance(format!("upserting {what}")))?;
+    Ok(())
+}
+
 /// Opens (or creates) a table. One of an older schema is dropped and created anew when
 /// `migrate` (a view is rebuildable: the next run's reconciliation refills it); a reader
 /// (`migrate = false`, the query service) refuses it instead, so that a newer `serve` never
@@ -220,19 +254,7 @@ impl LanceSink {
                 .map(|h| cached.get(h).map(|v| v.as_ref().clone()))
                 .collect()
         };
-        if !deletes.is_empty() {
-            for chunk in deletes.chunks(500) {
-                let list = chunk
-                    .iter()
-                    .map(|id| quote(id))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                self.table
-                    .delete(format!("id IN ({list})").as_str())
-                    .await
-                    .map_err(ConnectorError::lance("deleting rows"))?;
-            }
-        }
+        delete_ids(&self.table, deletes, "rows").await?;
         if upserts.is_empty() {
             return Ok(0);
         }
@@ -243,15 +265,7 @@ impl LanceSink {
         };
         let batch = to_batch(upserts, &vectors, stamp)
             .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
-        let mut merge = self.table.merge_insert(&["id"]);
-        merge
-            .when_matched_update_all(None)
-            .when_not_matched_insert_all();
-        let reader = Box::new(RecordBatchIterator::new(vec![Ok(batch)], memory_schema()));
-        merge
-            .execute(reader)
-            .await
-            .map_err(ConnectorError::lance("upserting rows"))?;
+        upsert_by_id(&self.table, batch, memory_schema(), "rows").await?;
         let waiting = vectors.iter().filter(|v| v.is_none()).count();
         if let Some(observer) = &self.observer
             && self.embedder.is_some()
@@ -358,17 +372,7 @@ impl LanceSink {
                 .map(|h| cached.get(h).map(|v| v.as_ref().clone()))
                 .collect()
         };
-        for chunk in deletes.chunks(500) {
-            let list = chunk
-                .iter()
-                .map(|id| quote(id))
-                .collect::<Vec<_>>()
-                .join(", ");
-            self.chunks
-                .delete(format!("id IN ({list})").as_str())
-                .await
-                .map_err(ConnectorError::lance("deleting chunks"))?;
-        }
+        delete_ids(&self.chunks, deletes, "chunks").await?;
         if upserts.is_empty() {
             return Ok(0);
         }
@@ -379,17 +383,7 @@ impl LanceSink {
         };
         let batch = chunk_batch(upserts, &vectors, stamp)
             .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
-        let mut merge = self.chunks.merge_insert(&["id"]);
-        merge
-            .when_matched_update_all(None)
-            .when_not_matched_insert_all();
-        merge
-            .execute(Box::new(RecordBatchIterator::new(
-                vec![Ok(batch)],
-                chunks_schema(),
-            )))
-            .await
-            .map_err(ConnectorError::lance("upserting chunks"))?;
+        upsert_by_id(&self.chunks, batch, chunks_schema(), "chunks").await?;
         let waiting = vectors.iter().filter(|v| v.is_none()).count();
         if let Some(observer) = &self.observer
             && self.embedder.is_some()
