@@ -77,6 +77,42 @@ impl std::fmt::Debug for LanceSink {
     }
 }
 
+impl LanceSink {
+    /// The vectors already known for these texts (cache or a row with the same text hash),
+    /// `None` where the filler will have to embed; all `None` without an embedder.
+    async fn known_vectors(
+        &self,
+        target: Target,
+        texts: &[&str],
+    ) -> Result<Vec<Option<Vec<f32>>>, ConnectorError> {
+        if texts.is_empty() || self.embedder.is_none() {
+            return Ok(vec![None; texts.len()]);
+        }
+        let hashes: Vec<String> = texts.iter().map(|t| text_hash(&self.model, t)).collect();
+        let cached = self.cached_vectors(target, &hashes).await?;
+        Ok(hashes
+            .iter()
+            .map(|h| cached.get(h).map(|v| v.as_ref().clone()))
+            .collect())
+    }
+
+    /// After rows were written with these vectors: count the reused ones and wake the filler
+    /// when some are missing; returns how many wait for a vector.
+    fn written(&self, vectors: &[Option<Vec<f32>>]) -> usize {
+        let waiting = vectors.iter().filter(|v| v.is_none()).count();
+        if let Some(observer) = &self.observer
+            && self.embedder.is_some()
+            && waiting < vectors.len()
+        {
+            observer.reused(vectors.len() - waiting);
+        }
+        if waiting > 0 {
+            self.shared.wake.notify_one();
+        }
+        waiting
+    }
+}
+
 /// Deletes the rows with these ids, 500 to a statement.
 async fn delete_ids(table: &Table, ids: &[String], what: &str) -> Result<(), ConnectorError> {
     for chunk in ids.chunks(500) {
@@ -241,19 +277,8 @@ impl LanceSink {
         let _write = self.shared.write.lock().await;
         // Looked up before the deletes: an edit that gives unchanged text a new row id
         // reuses the vector of the row it replaces.
-        let vectors: Vec<Option<Vec<f32>>> = if upserts.is_empty() || self.embedder.is_none() {
-            vec![None; upserts.len()]
-        } else {
-            let hashes: Vec<String> = upserts
-                .iter()
-                .map(|r| text_hash(&self.model, &r.text))
-                .collect();
-            let cached = self.cached_vectors(Target::Memory, &hashes).await?;
-            hashes
-                .iter()
-                .map(|h| cached.get(h).map(|v| v.as_ref().clone()))
-                .collect()
-        };
+        let texts: Vec<&str> = upserts.iter().map(|r| r.text.as_str()).collect();
+        let vectors = self.known_vectors(Target::Memory, &texts).await?;
         delete_ids(&self.table, deletes, "rows").await?;
         if upserts.is_empty() {
             return Ok(0);
@@ -266,16 +291,7 @@ impl LanceSink {
         let batch = to_batch(upserts, &vectors, stamp)
             .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
         upsert_by_id(&self.table, batch, memory_schema(), "rows").await?;
-        let waiting = vectors.iter().filter(|v| v.is_none()).count();
-        if let Some(observer) = &self.observer
-            && self.embedder.is_some()
-            && waiting < upserts.len()
-        {
-            observer.reused(upserts.len() - waiting);
-        }
-        if waiting > 0 {
-            self.shared.wake.notify_one();
-        }
+        let waiting = self.written(&vectors);
         debug!(
             upserts = upserts.len(),
             deletes = deletes.len(),
@@ -359,19 +375,8 @@ impl LanceSink {
         deletes: &[String],
     ) -> Result<usize, ConnectorError> {
         let _write = self.shared.write.lock().await;
-        let vectors: Vec<Option<Vec<f32>>> = if upserts.is_empty() || self.embedder.is_none() {
-            vec![None; upserts.len()]
-        } else {
-            let hashes: Vec<String> = upserts
-                .iter()
-                .map(|r| text_hash(&self.model, &r.text))
-                .collect();
-            let cached = self.cached_vectors(Target::Chunks, &hashes).await?;
-            hashes
-                .iter()
-                .map(|h| cached.get(h).map(|v| v.as_ref().clone()))
-                .collect()
-        };
+        let texts: Vec<&str> = upserts.iter().map(|r| r.text.as_str()).collect();
+        let vectors = self.known_vectors(Target::Chunks, &texts).await?;
         delete_ids(&self.chunks, deletes, "chunks").await?;
         if upserts.is_empty() {
             return Ok(0);
@@ -384,16 +389,7 @@ impl LanceSink {
         let batch = chunk_batch(upserts, &vectors, stamp)
             .map_err(|e| ConnectorError::Model(format!("building a batch: {e}")))?;
         upsert_by_id(&self.chunks, batch, chunks_schema(), "chunks").await?;
-        let waiting = vectors.iter().filter(|v| v.is_none()).count();
-        if let Some(observer) = &self.observer
-            && self.embedder.is_some()
-            && waiting < upserts.len()
-        {
-            observer.reused(upserts.len() - waiting);
-        }
-        if waiting > 0 {
-            self.shared.wake.notify_one();
-        }
+        let waiting = self.written(&vectors);
         Ok(waiting)
     }
 
