@@ -62,6 +62,31 @@ pub struct OntologyConfig {
 }
 
 impl OntologyConfig {
+    /// A fingerprint of what [`OntologyConfig::load`] and [`OntologyConfig::priority`] read:
+    /// the binary's version and the contents of every file of `dir` and `extra`. Processes of
+    /// one cluster must agree on it.
+    pub fn fingerprint(&self) -> std::io::Result<u64> {
+        use sha2::{Digest, Sha256};
+        let mut hash = Sha256::new();
+        hash.update(env!("CARGO_PKG_VERSION"));
+        for dir in self.dir.iter().chain(&self.extra) {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+                .map(|entry| entry.map(|entry| entry.path()))
+                .collect::<Result<_, _>>()?;
+            files.retain(|file| file.extension().is_some_and(|ext| ext == "toml"));
+            files.sort();
+            for file in files {
+                let text = std::fs::read(&file)?;
+                hash.update(file.file_name().map(|n| n.len()).unwrap_or(0).to_le_bytes());
+                hash.update(file.file_name().unwrap_or_default().as_encoded_bytes());
+                hash.update(text.len().to_le_bytes());
+                hash.update(&text);
+            }
+        }
+        let digest = hash.finalize();
+        Ok(u64::from_le_bytes(digest[..8].try_into().expect("8 bytes")))
+    }
+
     /// Loads and validates the ontology.
     pub fn load(&self) -> Result<epigraph_operators::Ontology, epigraph_operators::OntologyError> {
         epigraph_operators::Ontology::load(self.dir.as_deref(), &self.extra)
@@ -104,6 +129,47 @@ pub struct RunConfig {
     /// Where `GET /metrics` (Prometheus text format) listens; empty turns it off. Default
     /// `127.0.0.1:9464`.
     pub metrics_listen: String,
+    /// Spreading the dataflow's workers over several processes (off by default).
+    pub cluster: ClusterConfig,
+}
+
+/// Multi-process timely: the dataflow's workers run in several processes (`run.workers` threads
+/// in each). Process 0 is the driver: it reads Kafka, feeds the dataflow and writes the sinks;
+/// every other process is a compute peer started with the same configuration and
+/// `epigraph run --process N`. The arrangements are spread over all workers by key, so the
+/// memory and CPU of the dataflow grow with the processes. See docs/runtime.md.
+///
+/// ```toml
+/// [run.cluster]
+/// addresses = ["10.0.0.1:2101", "10.0.0.2:2101"]
+/// process = 0
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClusterConfig {
+    /// `host:port` of every process, the same list in the same order in every process. Empty
+    /// (the default): the workers are threads of this process only.
+    pub addresses: Vec<String>,
+    /// This process's index in `addresses` (overridden by `epigraph run --process`).
+    pub process: usize,
+}
+
+impl RunConfig {
+    /// Where the dataflow's workers run.
+    pub fn topology(&self) -> crate::runtime::dataflow::Topology {
+        use crate::runtime::dataflow::Topology;
+        if self.cluster.addresses.is_empty() {
+            Topology::Process {
+                workers: self.workers,
+            }
+        } else {
+            Topology::Cluster {
+                workers: self.workers,
+                process: self.cluster.process,
+                addresses: self.cluster.addresses.clone(),
+            }
+        }
+    }
 }
 
 impl Default for RunConfig {
@@ -115,6 +181,7 @@ impl Default for RunConfig {
             idle_ms: 1000,
             clock_step_ms: 86_400_000,
             metrics_listen: "127.0.0.1:9464".into(),
+            cluster: ClusterConfig::default(),
         }
     }
 }

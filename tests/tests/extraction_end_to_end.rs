@@ -146,3 +146,116 @@ async fn the_graph_holds_exactly_what_the_extraction_operator_computes() {
     let report = last_json_line(&env.epigraph(&["--config", config, "run", "--until-idle"]));
     assert_eq!(graph_counts(&env.tenant).await, expected, "{report}");
 }
+
+/// `(labels, text or name, K)` of every node of a tenant, sorted: what two runs over the same
+/// corpus must agree on (ids differ between tenants).
+async fn node_fingerprints(tenant: &str) -> Vec<String> {
+    let graph = neo4j();
+    let mut rows = graph
+        .execute(
+            neo4rs::query(
+                "MATCH (n:Node {tenant: $tenant}) \
+                 RETURN labels(n) AS labels, \
+                        coalesce(n.text, n.name, n.title, '') AS label, \
+                        coalesce(n.k, -1.0) AS k",
+            )
+            .param("tenant", tenant),
+        )
+        .await
+        .expect("neo4j query");
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().await.expect("row") {
+        let mut labels = row.get::<Vec<String>>("labels").unwrap();
+        labels.sort();
+        out.push(format!(
+            "{} {} {:.6}",
+            labels.join(":"),
+            row.get::<String>("label").unwrap(),
+            row.get::<f64>("k").unwrap()
+        ));
+    }
+    out.sort();
+    out
+}
+
+/// Two free local ports for a two-process cluster.
+fn two_addresses() -> String {
+    let listeners: Vec<std::net::TcpListener> = (0..2)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_processes_write_the_graph_one_process_does() {
+    let _serial = serial().await;
+    let single = TestEnv::new("e2e-single");
+    let cluster = TestEnv::new("e2e-cluster");
+    let corpus = single.dir.path().join("corpus");
+    single.epigraph(&[
+        "gen",
+        corpus.to_str().unwrap(),
+        "--seed",
+        "13",
+        "--scale",
+        "150",
+    ]);
+    let events = corpus.join("events.jsonl");
+    let config = single.dir.path().join("no-embed.toml");
+    std::fs::write(&config, "[lancedb]\nembed = false\n").unwrap();
+    let config = config.to_str().unwrap();
+    for env in [&single, &cluster] {
+        ingest(env, &["events", events.to_str().unwrap()]);
+    }
+    single.epigraph(&["--config", config, "run", "--until-idle"]);
+
+    let addresses = two_addresses();
+    let peer = cluster
+        .command(&[
+            "--config",
+            config,
+            "run",
+            "--cluster",
+            &addresses,
+            "--process",
+            "1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawning the peer");
+    let report = last_json_line(&cluster.epigraph(&[
+        "--config",
+        config,
+        "run",
+        "--until-idle",
+        "--cluster",
+        &addresses,
+        "--process",
+        "0",
+    ]));
+    let peer = peer
+        .wait_with_output()
+        .expect("the peer ends with the driver");
+    assert!(
+        peer.status.success(),
+        "peer: {}\n{}",
+        String::from_utf8_lossy(&peer.stdout),
+        String::from_utf8_lossy(&peer.stderr)
+    );
+    assert!(report["live_sources"].as_u64().unwrap() > 50, "{report}");
+
+    let expected = graph_counts(&single.tenant).await;
+    assert!(expected.get("Memory:Decision").is_some_and(|n| *n > 0));
+    assert_eq!(graph_counts(&cluster.tenant).await, expected);
+    let (one, two) = (
+        node_fingerprints(&single.tenant).await,
+        node_fingerprints(&cluster.tenant).await,
+    );
+    assert!(one.iter().any(|n| !n.ends_with("-1.000000")), "K was set");
+    assert_eq!(one, two, "the same nodes, texts and K");
+}

@@ -47,9 +47,17 @@ pub enum Command {
         /// Exit once every topic is drained and everything is written.
         #[arg(long)]
         until_idle: bool,
-        /// Timely worker threads (overrides `run.workers`).
+        /// Timely worker threads (overrides `run.workers`; per process in a cluster).
         #[arg(long)]
         workers: Option<usize>,
+        /// `host:port` of every process of a multi-process dataflow, comma-separated, the same
+        /// list everywhere (overrides `run.cluster.addresses`).
+        #[arg(long, value_delimiter = ',')]
+        cluster: Option<Vec<String>>,
+        /// This process's index in the cluster (overrides `run.cluster.process`): 0 drives
+        /// (Kafka, sinks); any other runs as a compute peer until the driver finishes.
+        #[arg(long)]
+        process: Option<usize>,
     },
     /// Rebuild the views: delete everything Neo4j and LanceDB hold (of one tenant), then
     /// restore both from the durable record (the compacted topics) and exit when caught up.
@@ -194,9 +202,34 @@ pub async fn execute(cli: Cli) -> Result<()> {
         Command::Run {
             until_idle,
             workers,
+            cluster,
+            process,
         } => {
             if let Some(workers) = workers {
                 config.run.workers = workers;
+            }
+            if let Some(addresses) = cluster {
+                config.run.cluster.addresses = addresses;
+            }
+            if let Some(process) = process {
+                config.run.cluster.process = process;
+            }
+            if !config.run.cluster.addresses.is_empty()
+                && config.run.cluster.process >= config.run.cluster.addresses.len()
+            {
+                anyhow::bail!(
+                    "--process {} is not an index of the {} cluster addresses",
+                    config.run.cluster.process,
+                    config.run.cluster.addresses.len()
+                );
+            }
+            if !config.run.topology().is_driver() {
+                tokio::task::spawn_blocking(move || crate::runtime::run_peer(&config)).await??;
+                println!(
+                    "{}",
+                    serde_json::json!({"peer": true, "process": process, "done": true})
+                );
+                return Ok(());
             }
             let report = run(config, RunOptions { until_idle }).await?;
             println!("{}", serde_json::to_string(&report)?);

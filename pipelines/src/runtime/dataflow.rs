@@ -1,16 +1,76 @@
 //! The timely side: worker 0 feeds the inputs (source versions and identity verdicts) and
 //! answers each sealed epoch with its output updates; the other workers only compute (their
-//! inputs are closed at once).
+//! inputs are closed at once). Every worker's output is routed to worker 0, so the workers may
+//! be threads of this process or of several processes ([`Topology::Cluster`]): the peers of a
+//! cluster only compute, and process 0 — the driver — reads Kafka and writes the sinks.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
+use differential_dataflow::AsCollection;
 use differential_dataflow::input::{Input, InputSession};
 use epigraph_operators::priority::{Now, PriorityConfig, Usage, prioritise};
 use epigraph_operators::resolve::Verdict;
 use epigraph_operators::{Extractor, GraphElement, SourceVersion, extract_graph_with_verdicts};
-use timely::dataflow::ProbeHandle;
+use timely::dataflow::operators::vec::Broadcast;
+use timely::dataflow::operators::{Exchange, Input as _, Inspect, Probe};
+use timely::dataflow::{InputHandle, ProbeHandle};
+
+/// Where the timely workers run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Topology {
+    /// `workers` threads of this process.
+    Process {
+        /// Worker threads (at least one).
+        workers: usize,
+    },
+    /// `workers` threads in each of the processes listening at `addresses` (`host:port`, the
+    /// same list in the same order everywhere); this process is `addresses[process]`. Process 0
+    /// is the driver, the others are compute peers. Every process must load the same ontology
+    /// and priority constants: the workers compare `fingerprint`s before anything else runs.
+    Cluster {
+        /// Worker threads per process.
+        workers: usize,
+        /// This process's index in `addresses`.
+        process: usize,
+        /// Every process's `host:port`.
+        addresses: Vec<String>,
+    },
+}
+
+impl Topology {
+    /// The timely configuration.
+    fn config(&self) -> timely::Config {
+        match self {
+            Topology::Process { workers } => timely::Config::process((*workers).max(1)),
+            Topology::Cluster {
+                workers,
+                process,
+                addresses,
+            } => timely::Config {
+                communication: timely::CommunicationConfig::Cluster {
+                    threads: (*workers).max(1),
+                    process: *process,
+                    addresses: addresses.clone(),
+                    report: false,
+                    zerocopy: false,
+                },
+                worker: timely::WorkerConfig::default(),
+            },
+        }
+    }
+
+    /// Whether this process feeds the inputs and receives the outputs.
+    pub fn is_driver(&self) -> bool {
+        match self {
+            Topology::Process { .. } => true,
+            Topology::Cluster { process, .. } => *process == 0,
+        }
+    }
+}
 
 /// Updates of one epoch sent to the workers.
 #[derive(Debug)]
@@ -47,17 +107,23 @@ pub struct Dataflow {
 type Captured = Arc<Mutex<Vec<(GraphElement, u64, isize)>>>;
 
 impl Dataflow {
-    /// Start `workers` timely worker threads running `extractor` and the priorities of
-    /// `priority`.
-    pub fn start(workers: usize, extractor: Arc<Extractor>, priority: Arc<PriorityConfig>) -> Self {
+    /// Start the timely workers of `topology` running `extractor` and the priorities of
+    /// `priority`. `fingerprint` identifies the configuration they were loaded from: in a
+    /// cluster, worker 0 refuses to go on when a peer's differs.
+    pub fn start(
+        topology: Topology,
+        fingerprint: u64,
+        extractor: Arc<Extractor>,
+        priority: Arc<PriorityConfig>,
+    ) -> Self {
         let (input_tx, input_rx) = bounded::<EpochInput>(2);
         let (output_tx, output_rx) = bounded::<EpochOutput>(2);
         let captured: Captured = Arc::default();
         let thread = std::thread::Builder::new()
             .name("timely".into())
             .spawn(move || {
-                let config = timely::Config::process(workers.max(1));
-                let guards = timely::execute(config, move |worker| {
+                let guards = timely::execute(topology.config(), move |worker| {
+                    check_fingerprints(worker, fingerprint);
                     let probe = ProbeHandle::new();
                     let sink = captured.clone();
                     let extractor = extractor.clone();
@@ -69,9 +135,14 @@ impl Dataflow {
                         let (clock_input, clock) = scope.new_collection::<Now, isize>();
                         let graph = extract_graph_with_verdicts(sources, verdicts, extractor);
                         let ranked = prioritise(graph.clone(), usages, clock, &priority);
+                        // Consolidated per worker is consolidated overall (an element lives on
+                        // one worker); worker 0 collects everything.
                         graph
                             .concat(ranked)
                             .consolidate()
+                            .inner
+                            .exchange(|_| 0)
+                            .as_collection()
                             .inspect_batch(move |_, updates| {
                                 let mut sink = sink.lock().expect("capture lock");
                                 sink.extend(updates.iter().cloned());
@@ -136,6 +207,12 @@ impl Dataflow {
         Ok(output)
     }
 
+    /// Wait for the workers to finish: on a compute peer, until the driver closes the inputs.
+    pub fn join(mut self) -> Result<(), String> {
+        self.inputs.take();
+        self.shutdown()
+    }
+
     /// Close the input and wait for the workers to finish.
     pub fn shutdown(mut self) -> Result<(), String> {
         self.inputs.take();
@@ -146,6 +223,42 @@ impl Dataflow {
             None => Ok(()),
         }
     }
+}
+
+/// Every worker sends its configuration's fingerprint to every worker, and all of them panic
+/// (failing the whole cluster) when they differ: workers running different ontologies would
+/// compute a graph that no single configuration describes.
+fn check_fingerprints(worker: &mut timely::worker::Worker, fingerprint: u64) {
+    let seen: Rc<RefCell<Vec<(usize, u64)>>> = Rc::default();
+    let mut input = InputHandle::new();
+    let probe = ProbeHandle::new();
+    worker.dataflow::<u64, _, _>(|scope| {
+        let seen = seen.clone();
+        scope
+            .input_from(&mut input)
+            .container::<Vec<(usize, u64)>>()
+            .broadcast()
+            .inspect(move |entry| seen.borrow_mut().push(*entry))
+            .probe_with(&probe);
+    });
+    input.send((worker.index(), fingerprint));
+    input.advance_to(1);
+    while probe.less_than(&1) {
+        worker.step();
+    }
+    drop(input);
+    let differing: Vec<usize> = seen
+        .borrow()
+        .iter()
+        .filter(|(_, theirs)| *theirs != fingerprint)
+        .map(|(index, _)| *index)
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "workers {differing:?} run another configuration (ontology, priority constants or \
+         version) than worker {}: every process of a cluster must load the same files",
+        worker.index()
+    );
 }
 
 /// The dataflow's inputs on worker 0.
@@ -209,7 +322,8 @@ mod tests {
     #[test]
     fn epochs_come_back_consolidated_across_two_workers() {
         let dataflow = Dataflow::start(
-            2,
+            Topology::Process { workers: 2 },
+            0,
             Arc::new(Extractor::bundled()),
             Arc::new(PriorityConfig::bundled()),
         );
@@ -258,5 +372,110 @@ mod tests {
         assert_eq!(third.updates.len(), 3);
         assert!(third.updates.iter().all(|(_, diff)| *diff == -1));
         dataflow.shutdown().unwrap();
+    }
+
+    /// Two free local ports for a two-process cluster.
+    fn two_addresses() -> Vec<String> {
+        let listeners: Vec<std::net::TcpListener> = (0..2)
+            .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+            .collect();
+        listeners
+            .iter()
+            .map(|l| l.local_addr().unwrap().to_string())
+            .collect()
+    }
+
+    fn cluster(process: usize, addresses: &[String]) -> Topology {
+        Topology::Cluster {
+            workers: 2,
+            process,
+            addresses: addresses.to_vec(),
+        }
+    }
+
+    fn epochs() -> Vec<EpochInput> {
+        let versions = [
+            doc(
+                "a",
+                "We decided that Atlas ships on June 3. Maya Chen owns the Atlas launch.",
+            ),
+            doc("b", "Who owns Atlas billing? The budget is €250K."),
+            doc("c", "Atlas launch moved to June 10. Maya Chen approved it."),
+        ];
+        vec![
+            EpochInput {
+                epoch: 0,
+                updates: versions[..2].iter().map(|v| (v.clone(), 1)).collect(),
+                verdicts: vec![],
+                usages: vec![],
+                now: Some(Now(1_780_000_000_000)),
+            },
+            EpochInput {
+                epoch: 1,
+                updates: vec![(versions[2].clone(), 1), (versions[1].clone(), -1)],
+                verdicts: vec![],
+                usages: vec![],
+                now: None,
+            },
+        ]
+    }
+
+    fn sorted(mut updates: Vec<(GraphElement, isize)>) -> Vec<String> {
+        updates.sort_by_key(|u| format!("{u:?}"));
+        updates.iter().map(|u| format!("{u:?}")).collect()
+    }
+
+    #[test]
+    fn a_two_process_cluster_computes_what_one_process_does() {
+        let extractor = Arc::new(Extractor::bundled());
+        let priority = Arc::new(PriorityConfig::bundled());
+        let single = Dataflow::start(
+            Topology::Process { workers: 1 },
+            7,
+            extractor.clone(),
+            priority.clone(),
+        );
+        let expected: Vec<Vec<String>> = epochs()
+            .into_iter()
+            .map(|input| sorted(single.process(input).unwrap().updates))
+            .collect();
+        single.shutdown().unwrap();
+        assert!(expected[0].len() > 10, "{:?}", expected[0]);
+
+        let addresses = two_addresses();
+        let peer = {
+            let (extractor, priority) = (extractor.clone(), priority.clone());
+            let topology = cluster(1, &addresses);
+            std::thread::spawn(move || Dataflow::start(topology, 7, extractor, priority).join())
+        };
+        let driver = Dataflow::start(cluster(0, &addresses), 7, extractor, priority);
+        for (input, expected) in epochs().into_iter().zip(&expected) {
+            assert_eq!(&sorted(driver.process(input).unwrap().updates), expected);
+        }
+        driver.shutdown().unwrap();
+        peer.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn a_peer_with_another_configuration_stops_the_cluster() {
+        let extractor = Arc::new(Extractor::bundled());
+        let priority = Arc::new(PriorityConfig::bundled());
+        let addresses = two_addresses();
+        let peer = {
+            let (extractor, priority) = (extractor.clone(), priority.clone());
+            let topology = cluster(1, &addresses);
+            std::thread::spawn(move || Dataflow::start(topology, 8, extractor, priority).join())
+        };
+        let driver = Dataflow::start(cluster(0, &addresses), 7, extractor, priority);
+        let mut inputs = epochs().into_iter();
+        assert!(driver.process(inputs.next().unwrap()).is_err());
+        assert!(
+            driver.shutdown().is_err(),
+            "the driver's workers refused the peer"
+        );
+        assert!(
+            peer.join().unwrap().is_err(),
+            "the peer's workers refused the driver"
+        );
     }
 }

@@ -16,4 +16,4 @@ pub mod upsert;
 pub mod usage;
 pub mod views;
 
-pub use pipeline::{RunOptions, RunReport, clear_views, run};
+pub use pipeline::{RunOptions, RunReport, clear_views, run, run_peer};

@@ -122,25 +122,10 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     let consumer = EventConsumer::from_beginning(&config.kafka, &topics)?;
     let producer = EventProducer::new(&config.kafka)?;
     let acknowledged = consumer.committed()?;
-    let ontology = config
-        .ontology
-        .load()
-        .context("loading the ontology (see [ontology] in the config)")?;
-    let priority = config
-        .ontology
-        .priority(&ontology)
-        .context("loading the priority constants (priority.toml)")?;
-    for warning in &priority.warnings {
-        warn!(%warning, "priority constants");
-    }
-    let extractor = Arc::new(Extractor::new(ontology).context("compiling the ontology's cues")?);
+    let (dataflow, usage_half_life_ms) = start_dataflow(&config)?;
     // Ten half-lives: an older retrieval weighs less than 0.1 % of a fresh one.
-    let usage = UsageWindow::new(priority.usage_half_life_ms.saturating_mul(10));
-    let dataflow = Arc::new(Dataflow::start(
-        config.run.workers,
-        extractor,
-        Arc::new(priority),
-    ));
+    let usage = UsageWindow::new(usage_half_life_ms.saturating_mul(10));
+    let dataflow = Arc::new(dataflow);
     if !config.run.metrics_listen.is_empty() {
         serve_metrics(&config.run.metrics_listen, metrics.clone()).await;
     }
@@ -180,6 +165,59 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         Err(_) => bail!("the dataflow is still in use"),
     }
     Ok(report)
+}
+
+/// Loads the ontology and the priority constants and starts the dataflow's workers where
+/// `run.workers` and `run.cluster` say; returns it with the usage half-life.
+fn start_dataflow(config: &EpigraphConfig) -> Result<(Dataflow, i64)> {
+    let ontology = config
+        .ontology
+        .load()
+        .context("loading the ontology (see [ontology] in the config)")?;
+    let priority = config
+        .ontology
+        .priority(&ontology)
+        .context("loading the priority constants (priority.toml)")?;
+    for warning in &priority.warnings {
+        warn!(%warning, "priority constants");
+    }
+    let fingerprint = config
+        .ontology
+        .fingerprint()
+        .context("reading the ontology files")?;
+    let extractor = Arc::new(Extractor::new(ontology).context("compiling the ontology's cues")?);
+    let half_life = priority.usage_half_life_ms;
+    let topology = config.run.topology();
+    if let crate::runtime::dataflow::Topology::Cluster {
+        workers,
+        process,
+        addresses,
+    } = &topology
+    {
+        info!(
+            process,
+            processes = addresses.len(),
+            workers_per_process = workers,
+            "joining the cluster (waits for every process)"
+        );
+    }
+    let dataflow = Dataflow::start(topology, fingerprint, extractor, Arc::new(priority));
+    Ok((dataflow, half_life))
+}
+
+/// A compute peer of a cluster (`run.cluster.process` ≠ 0): runs this process's share of the
+/// dataflow's workers until the driver, process 0, closes the inputs. It reads no topic and
+/// writes no store. Blocking.
+pub fn run_peer(config: &EpigraphConfig) -> Result<()> {
+    if config.run.topology().is_driver() {
+        bail!("run_peer is for processes other than 0 of a [run.cluster]");
+    }
+    let (dataflow, _) = start_dataflow(config)?;
+    dataflow
+        .join()
+        .map_err(|error| anyhow::anyhow!("the cluster stopped: {error}"))?;
+    info!("the driver closed the dataflow; peer done");
+    Ok(())
 }
 
 /// Empties both views (of one tenant) for `epigraph rebuild`; returns the nodes deleted.
