@@ -21,6 +21,6 @@ mod vectors;
 pub use chunks::{ChunkRow, Chunking, chunks_schema};
 pub use config::LanceConfig;
 pub use rows::{MemoryRow, text_hash};
-pub use search::{SearchHit, SearchMode, SearchRequest};
+pub use search::{ChunkHit, SearchHit, SearchMode, SearchRequest};
 pub use sink::{Compaction, LanceSink};
 pub use vectors::{FillPass, FillerStatus, VectorFiller, VectorObserver};

@@ -3,7 +3,7 @@ use std::collections::HashMap;
 use futures::TryStreamExt;
 use lance_index::scalar::FullTextSearchQuery;
 use lancedb::DistanceType;
-use lancedb::arrow::arrow_array::{Array, Float32Array, RecordBatch};
+use lancedb::arrow::arrow_array::{Array, Float32Array, Int64Array, RecordBatch};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use serde::Serialize;
 
@@ -70,6 +70,42 @@ pub struct SearchHit {
     pub vector_rank: Option<usize>,
 }
 
+/// One chunk of source text found by [`LanceSink::search_chunks`] (Mind Graph's naive-chunk
+/// fallback: the raw text, for what the extractor did not turn into memory objects).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChunkHit {
+    /// Chunk id.
+    pub id: String,
+    /// Source item id.
+    pub source_id: String,
+    /// Title of the source.
+    pub title: Option<String>,
+    /// Position of the chunk in its source version, from 0.
+    pub chunk_index: i64,
+    /// Character span of the chunk in the source body.
+    pub char_start: i64,
+    /// End of the span (exclusive).
+    pub char_end: i64,
+    /// The chunk's text (about 1,200 tokens).
+    pub text: String,
+    /// Fused score (higher is better).
+    pub score: f32,
+    /// BM25 score, when the full-text retriever found it.
+    pub bm25: Option<f32>,
+    /// Cosine similarity, when the vector retriever found it.
+    pub cosine: Option<f32>,
+    /// Rank (from 1) in the full-text list.
+    pub text_rank: Option<usize>,
+    /// Rank (from 1) in the vector list.
+    pub vector_rank: Option<usize>,
+}
+
+/// Both retrievers' ranked record batches of one table.
+struct Retrieved {
+    text: Vec<RecordBatch>,
+    vector: Vec<RecordBatch>,
+}
+
 impl LanceSink {
     /// Hybrid search: BM25 and vector candidates fused by reciprocal rank, tenant-scoped; returns
     /// up to `candidates` fused hits (the caller re-ranks them with graph state and cuts to `k`).
@@ -82,27 +118,91 @@ impl LanceSink {
             let list: Vec<String> = request.types.iter().map(|t| quote(t)).collect();
             filter.push_str(&format!(" AND memory_type IN ({})", list.join(", ")));
         }
-        let mut text_hits = Vec::new();
+        let retrieved = self
+            .retrieve(&self.table, request, &filter, COLUMNS, candidates)
+            .await?;
+        let text = hits_of(&retrieved.text, "_score", |s| s);
+        let vector = hits_of(&retrieved.vector, "_distance", |d| 1.0 - d);
+        let mut by_id: HashMap<String, SearchHit> = text
+            .iter()
+            .chain(&vector)
+            .map(|(hit, _)| (hit.id.clone(), hit.clone()))
+            .collect();
+        Ok(fuse(&ranked_ids(&text), &ranked_ids(&vector), candidates)
+            .into_iter()
+            .filter_map(|fused| {
+                let mut hit = by_id.remove(&fused.id)?;
+                hit.score = fused.score;
+                (hit.bm25, hit.cosine) = (fused.bm25, fused.cosine);
+                (hit.text_rank, hit.vector_rank) = (fused.text_rank, fused.vector_rank);
+                Some(hit)
+            })
+            .collect())
+    }
+
+    /// The same hybrid search over the `chunks` table (source text in ~1,200-token chunks):
+    /// up to `k` chunks of the tenant, best first. `types` does not apply to chunks.
+    pub async fn search_chunks(
+        &self,
+        request: &SearchRequest,
+    ) -> Result<Vec<ChunkHit>, ConnectorError> {
+        let k = request.k.max(1);
+        let candidates = request.candidates.unwrap_or(k * CANDIDATE_FACTOR);
+        let filter = format!("tenant = {}", quote(&request.tenant));
+        let retrieved = self
+            .retrieve(&self.chunks, request, &filter, CHUNK_COLUMNS, candidates)
+            .await?;
+        let text = chunk_hits_of(&retrieved.text, "_score", |s| s);
+        let vector = chunk_hits_of(&retrieved.vector, "_distance", |d| 1.0 - d);
+        let mut by_id: HashMap<String, ChunkHit> = text
+            .iter()
+            .chain(&vector)
+            .map(|(hit, _)| (hit.id.clone(), hit.clone()))
+            .collect();
+        Ok(
+            fuse(&ranked_chunk_ids(&text), &ranked_chunk_ids(&vector), k)
+                .into_iter()
+                .filter_map(|fused| {
+                    let mut hit = by_id.remove(&fused.id)?;
+                    hit.score = fused.score;
+                    (hit.bm25, hit.cosine) = (fused.bm25, fused.cosine);
+                    (hit.text_rank, hit.vector_rank) = (fused.text_rank, fused.vector_rank);
+                    Some(hit)
+                })
+                .collect(),
+        )
+    }
+
+    /// BM25 and vector candidates of `table` under `filter`, with `columns` and the score.
+    async fn retrieve(
+        &self,
+        table: &lancedb::Table,
+        request: &SearchRequest,
+        filter: &str,
+        columns: &[&str],
+        candidates: usize,
+    ) -> Result<Retrieved, ConnectorError> {
+        let mut retrieved = Retrieved {
+            text: Vec::new(),
+            vector: Vec::new(),
+        };
         if request.mode != SearchMode::Vector && !request.query.trim().is_empty() {
-            let query = self
-                .table
+            let query = table
                 .query()
                 .full_text_search(FullTextSearchQuery::new(request.query.clone()))
-                .only_if(&filter)
-                .select(Select::columns(&with_score(COLUMNS, "_score")))
+                .only_if(filter)
+                .select(Select::columns(&with_score(columns, "_score")))
                 .limit(candidates);
             let result: Result<Vec<RecordBatch>, lancedb::Error> =
                 async { query.execute().await?.try_collect().await }.await;
-            let batches = match result {
+            retrieved.text = match result {
                 Ok(batches) => batches,
                 // Before the pipeline's first idle pass there is no full-text index yet: the
                 // vector retriever answers alone.
                 Err(error) if error.to_string().contains("INVERTED index") => Vec::new(),
                 Err(error) => return Err(ConnectorError::lance("full-text search")(error)),
             };
-            text_hits = hits_of(&batches, "_score", |s| s);
         }
-        let mut vector_hits = Vec::new();
         if request.mode != SearchMode::Text
             && let Some(embedder) = self.embedder.clone()
         {
@@ -112,14 +212,13 @@ impl LanceSink {
                 .map_err(|e| ConnectorError::Model(format!("embedding task: {e}")))??
                 .pop()
                 .unwrap_or_default();
-            let batches: Vec<RecordBatch> = self
-                .table
+            retrieved.vector = table
                 .query()
                 .nearest_to(vector.as_slice())
                 .map_err(ConnectorError::lance("vector query"))?
                 .distance_type(DistanceType::Cosine)
                 .only_if(format!("{filter} AND vector IS NOT NULL"))
-                .select(Select::columns(&with_score(COLUMNS, "_distance")))
+                .select(Select::columns(&with_score(columns, "_distance")))
                 .limit(candidates)
                 .execute()
                 .await
@@ -127,13 +226,21 @@ impl LanceSink {
                 .try_collect()
                 .await
                 .map_err(ConnectorError::lance("vector search"))?;
-            vector_hits = hits_of(&batches, "_distance", |d| 1.0 - d);
         }
-        Ok(fuse(text_hits, vector_hits, candidates))
+        Ok(retrieved)
     }
 }
 
 const COLUMNS: &[&str] = &["id", "source_id", "memory_type", "title", "text"];
+const CHUNK_COLUMNS: &[&str] = &[
+    "id",
+    "source_id",
+    "title",
+    "chunk_index",
+    "char_start",
+    "char_end",
+    "text",
+];
 
 /// The columns plus the retriever's score column, named explicitly (lance warns when a scored
 /// query's projection leaves it implicit).
@@ -145,6 +252,12 @@ fn with_score(columns: &[&str], score: &str) -> Vec<String> {
         .collect()
 }
 
+fn scores<'a>(batch: &'a RecordBatch, column: &str) -> Option<&'a Float32Array> {
+    batch
+        .column_by_name(column)
+        .and_then(|c| c.as_any().downcast_ref::<Float32Array>())
+}
+
 /// Hits in rank order, with the retriever's own score converted by `to_score`.
 fn hits_of(
     batches: &[RecordBatch],
@@ -153,9 +266,7 @@ fn hits_of(
 ) -> Vec<(SearchHit, f32)> {
     let mut hits = Vec::new();
     for batch in batches {
-        let scores = batch
-            .column_by_name(score_column)
-            .and_then(|c| c.as_any().downcast_ref::<Float32Array>());
+        let scores = scores(batch, score_column);
         let (Some(ids), Some(sources), Some(types), Some(titles), Some(texts)) = (
             string_column(batch, "id"),
             string_column(batch, "source_id"),
@@ -185,22 +296,97 @@ fn hits_of(
     hits
 }
 
-/// Reciprocal rank fusion of the two ranked lists; ties broken by id for determinism.
-fn fuse(text: Vec<(SearchHit, f32)>, vector: Vec<(SearchHit, f32)>, k: usize) -> Vec<SearchHit> {
-    let mut fused: HashMap<String, SearchHit> = HashMap::new();
-    for (rank, (hit, bm25)) in text.into_iter().enumerate() {
-        let entry = fused.entry(hit.id.clone()).or_insert(hit);
-        entry.bm25 = Some(bm25);
+/// Chunk hits in rank order, with the retriever's own score converted by `to_score`.
+fn chunk_hits_of(
+    batches: &[RecordBatch],
+    score_column: &str,
+    to_score: impl Fn(f32) -> f32,
+) -> Vec<(ChunkHit, f32)> {
+    let mut hits = Vec::new();
+    for batch in batches {
+        let scores = scores(batch, score_column);
+        let int = |name: &str| {
+            batch
+                .column_by_name(name)
+                .and_then(|c| c.as_any().downcast_ref::<Int64Array>().cloned())
+        };
+        let (Some(ids), Some(sources), Some(titles), Some(texts)) = (
+            string_column(batch, "id"),
+            string_column(batch, "source_id"),
+            string_column(batch, "title"),
+            string_column(batch, "text"),
+        ) else {
+            continue;
+        };
+        let (Some(index), Some(start), Some(end)) =
+            (int("chunk_index"), int("char_start"), int("char_end"))
+        else {
+            continue;
+        };
+        for i in 0..batch.num_rows() {
+            let raw = scores.map(|s| s.value(i)).unwrap_or_default();
+            let hit = ChunkHit {
+                id: ids.value(i).to_string(),
+                source_id: sources.value(i).to_string(),
+                title: (!titles.is_null(i)).then(|| titles.value(i).to_string()),
+                chunk_index: index.value(i),
+                char_start: start.value(i),
+                char_end: end.value(i),
+                text: texts.value(i).to_string(),
+                score: 0.0,
+                bm25: None,
+                cosine: None,
+                text_rank: None,
+                vector_rank: None,
+            };
+            hits.push((hit, to_score(raw)));
+        }
+    }
+    hits
+}
+
+fn ranked_ids(hits: &[(SearchHit, f32)]) -> Vec<(String, f32)> {
+    hits.iter().map(|(h, s)| (h.id.clone(), *s)).collect()
+}
+
+fn ranked_chunk_ids(hits: &[(ChunkHit, f32)]) -> Vec<(String, f32)> {
+    hits.iter().map(|(h, s)| (h.id.clone(), *s)).collect()
+}
+
+/// One id of the fused list with its scores.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Fused {
+    id: String,
+    score: f32,
+    bm25: Option<f32>,
+    cosine: Option<f32>,
+    text_rank: Option<usize>,
+    vector_rank: Option<usize>,
+}
+
+/// Reciprocal rank fusion of the two ranked `(id, score)` lists; ties broken by id for
+/// determinism.
+fn fuse(text: &[(String, f32)], vector: &[(String, f32)], k: usize) -> Vec<Fused> {
+    let mut fused: HashMap<&str, Fused> = HashMap::new();
+    for (rank, (id, bm25)) in text.iter().enumerate() {
+        let entry = fused.entry(id).or_insert_with(|| Fused {
+            id: id.clone(),
+            ..Fused::default()
+        });
+        entry.bm25 = Some(*bm25);
         entry.text_rank = Some(rank + 1);
         entry.score += 1.0 / (RRF_K + rank as f32 + 1.0);
     }
-    for (rank, (hit, cosine)) in vector.into_iter().enumerate() {
-        let entry = fused.entry(hit.id.clone()).or_insert(hit);
-        entry.cosine = Some(cosine);
+    for (rank, (id, cosine)) in vector.iter().enumerate() {
+        let entry = fused.entry(id).or_insert_with(|| Fused {
+            id: id.clone(),
+            ..Fused::default()
+        });
+        entry.cosine = Some(*cosine);
         entry.vector_rank = Some(rank + 1);
         entry.score += 1.0 / (RRF_K + rank as f32 + 1.0);
     }
-    let mut hits: Vec<SearchHit> = fused.into_values().collect();
+    let mut hits: Vec<Fused> = fused.into_values().collect();
     hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
     hits.truncate(k);
     hits
@@ -210,30 +396,24 @@ fn fuse(text: Vec<(SearchHit, f32)>, vector: Vec<(SearchHit, f32)>, k: usize) ->
 mod tests {
     use super::*;
 
-    fn hit(id: &str) -> SearchHit {
-        SearchHit {
-            id: id.into(),
-            source_id: id.into(),
-            memory_type: "NARRATIVE".into(),
-            title: None,
-            text: String::new(),
-            score: 0.0,
-            bm25: None,
-            cosine: None,
-            text_rank: None,
-            vector_rank: None,
-        }
+    fn ranked(list: &[(&str, f32)]) -> Vec<(String, f32)> {
+        list.iter().map(|(id, s)| (id.to_string(), *s)).collect()
     }
 
     #[test]
     fn items_found_by_both_retrievers_rank_first() {
-        let text = vec![(hit("a"), 9.0), (hit("b"), 5.0)];
-        let vector = vec![(hit("c"), 0.9), (hit("b"), 0.8)];
-        let fused = fuse(text, vector, 3);
+        let text = ranked(&[("a", 9.0), ("b", 5.0)]);
+        let vector = ranked(&[("c", 0.9), ("b", 0.8)]);
+        let fused = fuse(&text, &vector, 3);
         assert_eq!(
             fused.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
             ["b", "a", "c"]
         );
         assert_eq!((fused[0].bm25, fused[0].cosine), (Some(5.0), Some(0.8)));
+        assert_eq!(
+            (fused[0].text_rank, fused[0].vector_rank),
+            (Some(2), Some(2))
+        );
+        assert_eq!(fuse(&text, &vector, 1).len(), 1);
     }
 }

@@ -33,8 +33,9 @@ pub(crate) struct Shared {
     pub(crate) cache: std::sync::Mutex<VectorCache>,
     /// Wakes the vector filler when rows without vectors were written.
     pub(crate) wake: Notify,
-    /// Rows with vectors the vector index was last trained on (0: no index known).
-    pub(crate) trained_on: AtomicUsize,
+    /// Rows with vectors the vector index of `memory` and of `chunks` was last trained on
+    /// (0: no index known).
+    pub(crate) trained_on: [AtomicUsize; 2],
     pub(crate) config: LanceConfig,
 }
 
@@ -245,7 +246,7 @@ impl LanceSink {
                 write: tokio::sync::Mutex::new(()),
                 cache: std::sync::Mutex::new(VectorCache::new(config.vector_cache_entries)),
                 wake: Notify::new(),
-                trained_on: AtomicUsize::new(0),
+                trained_on: [AtomicUsize::new(0), AtomicUsize::new(0)],
                 config: config.clone(),
             }),
             observer: None,
@@ -407,9 +408,6 @@ impl LanceSink {
     /// doubled since). Called by the pipeline when it is idle and after compactions.
     pub async fn optimize(&self) -> Result<(), ConnectorError> {
         let _write = self.shared.write.lock().await;
-        if self.count(None).await? == 0 {
-            return Ok(());
-        }
         for (table, name) in [(&self.table, "memory"), (&self.chunks, "chunks")] {
             if table
                 .count_rows(None)
@@ -450,47 +448,58 @@ impl LanceSink {
                     .map_err(ConnectorError::lance("optimizing the chunks' indexes"))?;
             }
         }
-        let indices = self
-            .table
-            .list_indices()
-            .await
-            .map_err(ConnectorError::lance("listing indexes"))?;
-        let indexed = |column: &str| {
-            indices
-                .iter()
-                .any(|i| i.columns.iter().any(|c| c == column))
-        };
-        let trained = self.vector_index(indexed("vector")).await?;
-        if !trained {
-            self.table
-                .optimize(OptimizeAction::Index(OptimizeOptions::default()))
+        for target in [Target::Memory, Target::Chunks] {
+            let table = self.target(target);
+            if table
+                .count_rows(None)
                 .await
-                .map_err(ConnectorError::lance("optimizing indexes"))?;
+                .map_err(ConnectorError::lance("counting rows"))?
+                == 0
+            {
+                continue;
+            }
+            let indices = table
+                .list_indices()
+                .await
+                .map_err(ConnectorError::lance("listing indexes"))?;
+            let exists = indices
+                .iter()
+                .any(|i| i.columns.iter().any(|c| c == "vector"));
+            let trained = self.vector_index(target, exists).await?;
+            if !trained && target == Target::Memory {
+                table
+                    .optimize(OptimizeAction::Index(OptimizeOptions::default()))
+                    .await
+                    .map_err(ConnectorError::lance("optimizing indexes"))?;
+            }
         }
         Ok(())
     }
 
-    /// Creates (or retrains) the vector index when the rows with vectors reached the
-    /// threshold (or doubled since the last training); returns whether it did.
-    async fn vector_index(&self, exists: bool) -> Result<bool, ConnectorError> {
-        let shared = &self.shared;
-        if exists && shared.trained_on.load(Ordering::Relaxed) == 0 {
-            let stats =
-                self.table
-                    .index_stats(VECTOR_INDEX)
-                    .await
-                    .map_err(ConnectorError::lance(
-                        "reading the vector index's statistics",
-                    ))?;
+    /// Creates (or retrains) the vector index of `target` when its rows with vectors reached
+    /// the threshold (or doubled since the last training); returns whether it did. Chunks are
+    /// Mind Graph's fallback and are searched by vector too, so they get the same index.
+    async fn vector_index(&self, target: Target, exists: bool) -> Result<bool, ConnectorError> {
+        let table = self.target(target);
+        let trained_on = &self.shared.trained_on[target as usize];
+        if exists && trained_on.load(Ordering::Relaxed) == 0 {
+            let stats = table
+                .index_stats(VECTOR_INDEX)
+                .await
+                .map_err(ConnectorError::lance(
+                    "reading the vector index's statistics",
+                ))?;
             let indexed = stats.map(|s| s.num_indexed_rows).unwrap_or(0);
-            shared.trained_on.store(indexed.max(1), Ordering::Relaxed);
+            trained_on.store(indexed.max(1), Ordering::Relaxed);
         }
-        let embedded = self.count(Some("vector IS NOT NULL".into())).await?;
-        let trained_on = shared.trained_on.load(Ordering::Relaxed);
+        let embedded = table
+            .count_rows(Some("vector IS NOT NULL".into()))
+            .await
+            .map_err(ConnectorError::lance("counting rows"))?;
         let due = if exists {
-            embedded >= trained_on.saturating_mul(2)
+            embedded >= trained_on.load(Ordering::Relaxed).saturating_mul(2)
         } else {
-            embedded >= shared.config.vector_index_min_rows.max(1)
+            embedded >= self.shared.config.vector_index_min_rows.max(1)
         };
         if !due {
             return Ok(false);
@@ -498,7 +507,7 @@ impl LanceSink {
         let started = std::time::Instant::now();
         // About 8,192 vectors per IVF partition (each partition is one HNSW graph).
         let partitions = (embedded / 8_192).clamp(1, 1_024) as u32;
-        self.table
+        table
             .create_index(
                 &["vector"],
                 Index::IvfHnswSq(
@@ -512,15 +521,28 @@ impl LanceSink {
             .execute()
             .await
             .map_err(ConnectorError::lance("creating the vector index"))?;
-        shared.trained_on.store(embedded, Ordering::Relaxed);
+        trained_on.store(embedded, Ordering::Relaxed);
         info!(
+            table = target.name(),
             rows = embedded,
             partitions,
             seconds = started.elapsed().as_secs_f64(),
             retrained = exists,
-            "trained the vector index (IVF_HNSW_SQ, cosine) on memory.vector"
+            "trained the vector index (IVF_HNSW_SQ, cosine)"
         );
         Ok(true)
+    }
+
+    /// The chunks' vector index rows (indexed, not yet indexed), when there is one.
+    pub async fn chunk_vector_index_rows(&self) -> Result<Option<(usize, usize)>, ConnectorError> {
+        let stats = self
+            .chunks
+            .index_stats(VECTOR_INDEX)
+            .await
+            .map_err(ConnectorError::lance(
+                "reading the vector index's statistics",
+            ))?;
+        Ok(stats.map(|s| (s.num_indexed_rows, s.num_unindexed_rows)))
     }
 
     /// The vector index's rows (indexed, not yet indexed), when there is one.

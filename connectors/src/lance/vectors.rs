@@ -140,12 +140,20 @@ pub struct FillPass {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Target {
     /// The `memory` table (memory objects).
-    Memory,
+    Memory = 0,
     /// The `chunks` table (source text in chunks).
-    Chunks,
+    Chunks = 1,
 }
 
 impl Target {
+    /// The table's name.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Target::Memory => "memory",
+            Target::Chunks => "chunks",
+        }
+    }
+
     fn schema(self) -> lancedb::arrow::arrow_schema::SchemaRef {
         match self {
             Target::Memory => memory_schema(),
@@ -916,9 +924,7 @@ mod tests {
         sink.optimize().await.unwrap();
         assert_eq!(sink.vector_index_rows().await.unwrap(), Some((24, 0)));
         assert_eq!(
-            sink.shared
-                .trained_on
-                .load(std::sync::atomic::Ordering::Relaxed),
+            sink.shared.trained_on[0].load(std::sync::atomic::Ordering::Relaxed),
             16
         );
         // Eight more (32 ≥ 2 × 16): retrained on all 32.
@@ -932,9 +938,7 @@ mod tests {
         sink.optimize().await.unwrap();
         assert_eq!(sink.vector_index_rows().await.unwrap(), Some((32, 0)));
         assert_eq!(
-            sink.shared
-                .trained_on
-                .load(std::sync::atomic::Ordering::Relaxed),
+            sink.shared.trained_on[0].load(std::sync::atomic::Ordering::Relaxed),
             32
         );
 
@@ -995,5 +999,70 @@ mod tests {
         assert_eq!(sink.apply_chunks(&again, &old).await.unwrap(), 0);
         assert_eq!(sink.count_chunks(None).await.unwrap(), 2);
         assert_eq!(counts.embedded.load(Ordering::SeqCst), embedded);
+    }
+
+    /// Chunks get their own vector index at the threshold and answer hybrid, text and vector
+    /// searches, tenant-scoped (Mind Graph's naive-chunk fallback in the query service).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn chunks_get_a_vector_index_and_are_searched_within_their_tenant() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LanceConfig {
+            vector_index_min_rows: 6,
+            ..LanceConfig::default()
+        };
+        let sink = sink(dir.path(), config).await;
+        let chunking = crate::lance::Chunking {
+            tokens: 12,
+            overlap_tokens: 0,
+        };
+        let body = "The frobnicator limit is forty widgets per hour. \
+                    Deployments happen on Tuesdays after the review. \
+                    The cafeteria serves lunch from noon until two. \
+                    Backups are copied to the cold storage vault nightly. \
+                    Invoices are paid within thirty days of receipt.";
+        let mine = chunking.chunks("acme", "ops.md", "v1", Some("Ops"), body);
+        assert!(mine.len() >= 5, "{mine:?}");
+        let theirs = chunking.chunks(
+            "other",
+            "x.md",
+            "v1",
+            None,
+            "The frobnicator limit is nine widgets per hour.",
+        );
+        sink.apply_chunks(&mine, &[]).await.unwrap();
+        sink.apply_chunks(&theirs, &[]).await.unwrap();
+        let mut filler = sink.spawn_vector_filler().unwrap();
+        filler.drained().await.unwrap();
+        assert_eq!(sink.chunk_vector_index_rows().await.unwrap(), None);
+        sink.optimize().await.unwrap();
+        let total = mine.len() + theirs.len();
+        assert_eq!(
+            sink.chunk_vector_index_rows().await.unwrap(),
+            Some((total, 0)),
+            "trained on every chunk with a vector"
+        );
+        for mode in [SearchMode::Hybrid, SearchMode::Text, SearchMode::Vector] {
+            let hits = sink
+                .search_chunks(&SearchRequest {
+                    query: "frobnicator widgets per hour".into(),
+                    k: 3,
+                    tenant: "acme".into(),
+                    mode,
+                    types: Vec::new(),
+                    candidates: None,
+                })
+                .await
+                .unwrap();
+            assert!(!hits.is_empty() && hits.len() <= 3, "{mode:?}: {hits:?}");
+            assert!(hits[0].text.contains("frobnicator"), "{mode:?}: {hits:?}");
+            assert!(hits.iter().all(|h| h.source_id == "ops.md"), "{hits:?}");
+            assert_eq!(hits[0].char_start, 0);
+            assert_eq!(hits[0].title.as_deref(), Some("Ops"));
+            match mode {
+                SearchMode::Text => assert!(hits[0].bm25.is_some() && hits[0].cosine.is_none()),
+                SearchMode::Vector => assert!(hits[0].cosine.is_some() && hits[0].bm25.is_none()),
+                SearchMode::Hybrid => assert!(hits[0].bm25.is_some() && hits[0].cosine.is_some()),
+            }
+        }
     }
 }

@@ -67,7 +67,8 @@ fn as_of(value: Option<&str>) -> Result<Option<i64>, ApiError> {
         .map_err(ApiError::bad_request)
 }
 
-/// `memory` (memory objects) or `source` (aggregated to source documents).
+/// `memory` (memory objects), `source` (aggregated to source documents) or `chunk` (raw source
+/// text in ~1,200-token chunks: Mind Graph's fallback for what extraction did not capture).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
@@ -76,6 +77,9 @@ pub enum Level {
     Memory,
     /// Source documents.
     Source,
+    /// Chunks of raw source text (current versions; no graph state, `types` and `as_of` do
+    /// not apply).
+    Chunk,
 }
 
 /// Query parameters of `GET /v1/search`.
@@ -93,7 +97,7 @@ pub struct SearchParams {
     pub as_of: Option<String>,
     /// Keep superseded items (demoted) in the results (default true); `false` drops them.
     pub include_superseded: Option<bool>,
-    /// `memory` (default) or `source`.
+    /// `memory` (default), `source` or `chunk`.
     #[param(value_type = Option<String>)]
     pub level: Option<Level>,
     /// `hybrid` (default), `text` or `vector`.
@@ -191,7 +195,36 @@ pub struct SourceResult {
     pub memory_ids: Vec<String>,
 }
 
-/// Results of either level.
+/// One chunk of raw source text in the results (`level=chunk`).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct ChunkResult {
+    /// Chunk id.
+    pub id: String,
+    /// Source item id.
+    pub source_id: String,
+    /// Source title.
+    pub title: Option<String>,
+    /// Position of the chunk in the source, from 0.
+    pub chunk_index: i64,
+    /// Character span of the chunk in the source body.
+    pub char_start: i64,
+    /// End of the span (exclusive).
+    pub char_end: i64,
+    /// The passage of the chunk that matches the query best (about 600 characters).
+    pub snippet: String,
+    /// The chunk's whole text.
+    pub text: String,
+    /// Fused retrieval score (reciprocal rank).
+    pub score: f64,
+    /// BM25 score, when the full-text retriever found it (`explain=true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25: Option<f32>,
+    /// Cosine similarity, when the vector retriever found it (`explain=true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f32>,
+}
+
+/// Results of any level.
 #[derive(Clone, Debug, Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum Results {
@@ -199,6 +232,8 @@ pub enum Results {
     Memory(Vec<SearchResult>),
     /// `level=source`.
     Source(Vec<SourceResult>),
+    /// `level=chunk`.
+    Chunk(Vec<ChunkResult>),
 }
 
 /// The answer of `/v1/search`.
@@ -668,7 +703,13 @@ pub fn search_query(state: &AppState, params: &SearchParams) -> Result<SearchQue
     let candidates = match level {
         Level::Memory => (k * 5).clamp(50, 500),
         Level::Source => (k * 20).clamp(200, 1000),
+        Level::Chunk => (k * 4).clamp(20, 400),
     };
+    if level == Level::Chunk && (params.types.is_some() || params.as_of.is_some()) {
+        return Err(ApiError::bad_request(
+            "types and as_of do not apply to level=chunk (chunks are today's raw text)",
+        ));
+    }
     Ok(SearchQuery {
         text: params.q.clone(),
         k,
@@ -692,6 +733,17 @@ pub async fn search(
 ) -> Result<Json<SearchResponse>, ApiError> {
     let query = search_query(&state, &params)?;
     let level = params.level.unwrap_or_default();
+    if level == Level::Chunk {
+        let results =
+            chunk_results(&state, &tenant, &query, params.explain.unwrap_or(false)).await?;
+        return Ok(Json(SearchResponse {
+            query: params.q,
+            tenant,
+            level,
+            as_of: None,
+            results: Results::Chunk(results),
+        }));
+    }
     let (ranked, related) = rank(&state, &tenant, &query).await?;
     let results = match level {
         Level::Memory => {
@@ -716,6 +768,7 @@ pub async fn search(
             );
             Results::Source(results)
         }
+        Level::Chunk => unreachable!("answered above"),
     };
     Ok(Json(SearchResponse {
         query: params.q,
@@ -724,6 +777,43 @@ pub async fn search(
         as_of: query.as_of.map(super::rank::show_instant),
         results,
     }))
+}
+
+/// Chunks of raw source text best matching the query (no graph state: chunks are Mind Graph's
+/// fallback for what extraction did not capture).
+pub async fn chunk_results(
+    state: &AppState,
+    tenant: &str,
+    query: &SearchQuery,
+    explain: bool,
+) -> Result<Vec<ChunkResult>, ApiError> {
+    let hits = state
+        .lance
+        .search_chunks(&SearchRequest {
+            query: query.text.clone(),
+            k: query.k,
+            tenant: tenant.to_string(),
+            mode: query.mode,
+            types: Vec::new(),
+            candidates: Some(query.candidates),
+        })
+        .await?;
+    Ok(hits
+        .into_iter()
+        .map(|hit| ChunkResult {
+            snippet: context::excerpt(&hit.text, &query.text, 600).1,
+            id: hit.id,
+            source_id: hit.source_id,
+            title: hit.title,
+            chunk_index: hit.chunk_index,
+            char_start: hit.char_start,
+            char_end: hit.char_end,
+            text: hit.text,
+            score: f64::from(hit.score),
+            bm25: hit.bm25.filter(|_| explain),
+            cosine: hit.cosine.filter(|_| explain),
+        })
+        .collect())
 }
 
 /// Body of `POST /v1/context`.
@@ -774,6 +864,27 @@ pub async fn context_block(
         .collect();
     let ids: Vec<String> = top.iter().map(|c| c.id.clone()).collect();
     let entities = state.graph.mentioned_entities(tenant, &ids, 12).await?;
+    // Chunks hold the current text only: a block about an earlier instant goes without.
+    let passages = if query.as_of.is_none() {
+        let chunks = SearchQuery {
+            k: 8,
+            candidates: 32,
+            ..query.clone()
+        };
+        chunk_results(state, tenant, &chunks, false)
+            .await?
+            .into_iter()
+            .map(|c| context::Passage {
+                id: c.id,
+                source_id: c.source_id,
+                title: c.title,
+                char_start: c.char_start,
+                text: c.text,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let input = ContextInput {
         query: request.query.clone(),
         tenant: tenant.to_string(),
@@ -781,12 +892,13 @@ pub async fn context_block(
         ranked: top,
         related,
         entities,
+        passages,
     };
     let block = context::build(&input, budget, &state.config.context);
     let used: Vec<String> = block
         .sections
         .iter()
-        .filter(|s| s.name != "entities")
+        .filter(|s| s.name != "entities" && s.name != "passages")
         .flat_map(|s| s.items.iter().map(|i| i.id.clone()))
         .collect();
     state.report_usage(tenant, used);

@@ -35,7 +35,8 @@ pub struct SearchArgs {
     pub types: Option<String>,
     /// The state at this instant (YYYY-MM-DD, RFC 3339 or ms since the epoch).
     pub as_of: Option<String>,
-    /// `memory` (default) or `source` (whole documents).
+    /// `memory` (default), `source` (whole documents) or `chunk` (raw source text, for what
+    /// no memory object captured: code, tables, long passages).
     pub level: Option<String>,
 }
 
@@ -124,9 +125,10 @@ impl EpigraphMcp {
         let level = match args.level.as_deref() {
             None | Some("memory") => Level::Memory,
             Some("source") => Level::Source,
+            Some("chunk") => Level::Chunk,
             Some(other) => {
                 return Err(ErrorData::invalid_params(
-                    format!("level {other:?} is neither memory nor source"),
+                    format!("level {other:?} is not memory, source or chunk"),
                     None,
                 ));
             }
@@ -144,6 +146,12 @@ impl EpigraphMcp {
             tenant: None,
         };
         let query = api::search_query(&self.state, &params).map_err(to_tool_error)?;
+        if level == Level::Chunk {
+            let results = api::chunk_results(&self.state, &tenant, &query, false)
+                .await
+                .map_err(to_tool_error)?;
+            return json_result(&serde_json::json!({ "results": results }));
+        }
         let (ranked, related) = api::rank(&self.state, &tenant, &query)
             .await
             .map_err(to_tool_error)?;
@@ -159,6 +167,7 @@ impl EpigraphMcp {
                 let results = api::source_results(&ranked, query.k);
                 json_result(&serde_json::json!({ "results": results }))
             }
+            Level::Chunk => unreachable!("answered above"),
         }
     }
 
