@@ -1,6 +1,6 @@
 //! Load run: sentences/s of the local embedder (all-MiniLM-L6-v2 in candle, `Embedder::embed`).
 //!
-//! `target/debug/embed-rate --sentences 500 --batch 32` (build with
+//! `target/debug/embed-rate --sentences 500 --batch 32 [--kind static]` (build with
 //! `cargo build --workspace --bins`; needs the model files, `deploy/local/services.sh model`).
 //! The sentences are the memory units (sentences and list items) of a generated organisation
 //! (`epigraph gen`, seed 7), distinct, in generation order. Loading the model and one warm-up
@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use clap::Parser;
-use epigraph_connectors::embed::{EmbedConfig, Embedder};
+use epigraph_connectors::embed::{EmbedConfig, EmbedKind, Embedder};
 
 /// Options of the load run.
 #[derive(Debug, Parser)]
@@ -27,6 +27,10 @@ struct Options {
     /// Model folder (default: `$EPIGRAPH_HOME/models/all-MiniLM-L6-v2`).
     #[arg(long)]
     model_dir: Option<PathBuf>,
+    /// `model` (the transformer) or `static` (the distilled token table, the bulk-backfill
+    /// path; distilled on first use).
+    #[arg(long, default_value = "model")]
+    kind: String,
 }
 
 fn main() -> Result<()> {
@@ -45,6 +49,11 @@ fn main() -> Result<()> {
     if let Some(dir) = options.model_dir {
         config.dir = dir;
     }
+    config.kind = match options.kind.as_str() {
+        "model" => EmbedKind::Model,
+        "static" => EmbedKind::Static,
+        other => bail!("--kind {other:?} is neither model nor static"),
+    };
     let loading = Instant::now();
     let embedder = Embedder::load(&config)?;
     let load_seconds = loading.elapsed().as_secs_f64();
@@ -60,6 +69,7 @@ fn main() -> Result<()> {
     let result = serde_json::json!({
         "sentences": refs.len(),
         "batch": config.batch_size,
+        "kind": options.kind,
         "seconds": round3(seconds),
         "sentences_per_s": round3(refs.len() as f64 / seconds),
         "profile": if cfg!(debug_assertions) { "dev" } else { "release" },

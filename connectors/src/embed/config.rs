@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 /// [model]
 /// dir = "/root/.cache/epigraph/models/all-MiniLM-L6-v2"
 /// batch_size = 32
+/// kind = "model"      # or "static": the distilled token table, for bulk backfills
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -20,6 +21,22 @@ pub struct EmbedConfig {
     pub batch_size: usize,
     /// Tokens per text; longer texts are truncated. Default 256 (the model's training length).
     pub max_tokens: usize,
+    /// `model` (default): the transformer, ~100 sentences/s on two cores. `static`: a table of
+    /// one vector per vocabulary token distilled from the same model (each token's sentence
+    /// vector), averaged with Zipf weights — thousands of times faster, at a quality cost
+    /// measured in docs/measurements.md; for bulk backfills.
+    pub kind: EmbedKind,
+}
+
+/// Which embedder computes the vectors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedKind {
+    /// The transformer.
+    #[default]
+    Model,
+    /// The static token table distilled from it.
+    Static,
 }
 
 impl Default for EmbedConfig {
@@ -28,6 +45,7 @@ impl Default for EmbedConfig {
             dir: default_home().join("models/all-MiniLM-L6-v2"),
             batch_size: 32,
             max_tokens: 256,
+            kind: EmbedKind::Model,
         }
     }
 }
@@ -38,8 +56,11 @@ impl EmbedConfig {
     /// `text_hash`, so vectors of another model are never reused.
     ///
     /// ```
-    /// let config = epigraph_connectors::embed::EmbedConfig::default();
+    /// use epigraph_connectors::embed::{EmbedConfig, EmbedKind};
+    /// let config = EmbedConfig::default();
     /// assert_eq!(config.model_id(), "all-MiniLM-L6-v2@256");
+    /// let fast = EmbedConfig { kind: EmbedKind::Static, ..config };
+    /// assert_eq!(fast.model_id(), "all-MiniLM-L6-v2@256+static1");
     /// ```
     pub fn model_id(&self) -> String {
         let name = self
@@ -47,7 +68,10 @@ impl EmbedConfig {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "model".into());
-        format!("{name}@{}", self.max_tokens)
+        match self.kind {
+            EmbedKind::Model => format!("{name}@{}", self.max_tokens),
+            EmbedKind::Static => format!("{name}@{}+static1", self.max_tokens),
+        }
     }
 }
 

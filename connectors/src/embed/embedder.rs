@@ -3,25 +3,38 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config as BertConfig, DTYPE};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
-use super::EmbedConfig;
+use super::static_table::StaticTable;
+use super::{EmbedConfig, EmbedKind};
 use crate::ConnectorError;
 
 /// Dimensions of an all-MiniLM-L6-v2 embedding.
 pub const DIMENSIONS: usize = 384;
 
-/// A loaded sentence embedder. Cheap to share behind an `Arc`; `embed` is CPU-bound, so call it
+/// A loaded sentence embedder: the transformer itself, or its static token table
+/// ([`EmbedKind::Static`]). Cheap to share behind an `Arc`; `embed` is CPU-bound, so call it
 /// from a blocking thread in async code.
 pub struct Embedder {
+    inner: Inner,
+    batch_size: usize,
+    model_id: String,
+}
+
+enum Inner {
+    Model(Box<Model>),
+    Static(Box<StaticTable>),
+}
+
+/// The transformer and its tokenizer.
+struct Model {
     model: BertModel,
     tokenizer: Tokenizer,
     device: Device,
-    batch_size: usize,
-    model_id: String,
 }
 
 impl std::fmt::Debug for Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Embedder")
+            .field("model_id", &self.model_id)
             .field("batch_size", &self.batch_size)
             .finish()
     }
@@ -32,8 +45,32 @@ fn model_error(context: &str) -> impl FnOnce(candle_core::Error) -> ConnectorErr
 }
 
 impl Embedder {
-    /// Load the model from `config.dir`.
+    /// Load the embedder `config.kind` names from `config.dir`. The static table is distilled
+    /// from the model the first time (a few seconds of forward passes, written next to the
+    /// model files) and read from there afterwards.
     pub fn load(config: &EmbedConfig) -> Result<Self, ConnectorError> {
+        match config.kind {
+            EmbedKind::Model => Self::load_model(config),
+            EmbedKind::Static => {
+                let file = StaticTable::file(config);
+                let table = if file.is_file() {
+                    StaticTable::read(&file, config)?
+                } else {
+                    let model = Self::load_model(config)?;
+                    let table = StaticTable::distill(&model, config)?;
+                    table.write(&file)?;
+                    table
+                };
+                Ok(Embedder {
+                    inner: Inner::Static(Box::new(table)),
+                    batch_size: config.batch_size.max(1),
+                    model_id: config.model_id(),
+                })
+            }
+        }
+    }
+
+    fn load_model(config: &EmbedConfig) -> Result<Self, ConnectorError> {
         let dir = &config.dir;
         let missing = ["config.json", "tokenizer.json", "model.safetensors"]
             .into_iter()
@@ -69,11 +106,17 @@ impl Embedder {
             }))
             .map_err(|e| ConnectorError::Model(format!("truncation: {e}")))?;
         Ok(Embedder {
-            model,
-            tokenizer,
-            device,
+            inner: Inner::Model(Box::new(Model {
+                model,
+                tokenizer,
+                device,
+            })),
             batch_size: config.batch_size.max(1),
-            model_id: config.model_id(),
+            model_id: EmbedConfig {
+                kind: EmbedKind::Model,
+                ..config.clone()
+            }
+            .model_id(),
         })
     }
 
@@ -84,13 +127,20 @@ impl Embedder {
 
     /// Embed texts: one L2-normalised 384-d vector per text, in order.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ConnectorError> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(self.batch_size) {
-            out.extend(self.embed_batch(chunk)?);
+        match &self.inner {
+            Inner::Static(table) => table.embed(texts),
+            Inner::Model(model) => {
+                let mut out = Vec::with_capacity(texts.len());
+                for chunk in texts.chunks(self.batch_size) {
+                    out.extend(model.embed_batch(chunk)?);
+                }
+                Ok(out)
+            }
         }
-        Ok(out)
     }
+}
 
+impl Model {
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ConnectorError> {
         let encodings = self
             .tokenizer
@@ -122,6 +172,57 @@ impl Embedder {
         pooled
             .to_vec2::<f32>()
             .map_err(model_error("reading vectors"))
+    }
+}
+
+impl Model {
+    /// The sentence vector of each token alone (`[CLS] token [SEP]`, mean-pooled and
+    /// normalised, as [`Embedder::embed`] computes it for a one-token text).
+    fn token_vectors(&self, ids: &[u32]) -> Result<Vec<Vec<f32>>, ConnectorError> {
+        let special = |name: &str| {
+            self.tokenizer
+                .token_to_id(name)
+                .ok_or_else(|| ConnectorError::Model(format!("the tokenizer has no {name}")))
+        };
+        let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
+        let rows = ids.len();
+        let flat: Vec<u32> = ids.iter().flat_map(|id| [cls, *id, sep]).collect();
+        let ids = Tensor::from_vec(flat, (rows, 3), &self.device).map_err(model_error("ids"))?;
+        let types = ids.zeros_like().map_err(model_error("types"))?;
+        let mask = ids.ones_like().map_err(model_error("mask"))?;
+        let hidden = self
+            .model
+            .forward(&ids, &types, Some(&mask))
+            .map_err(model_error("forward pass"))?;
+        mean_pool(&hidden, &mask)
+            .map_err(model_error("pooling"))?
+            .to_vec2::<f32>()
+            .map_err(model_error("reading vectors"))
+    }
+}
+
+impl Embedder {
+    /// The sentence vector of each token id alone (for distilling the static table).
+    pub(super) fn token_vectors(&self, ids: &[u32]) -> Result<Vec<Vec<f32>>, ConnectorError> {
+        match &self.inner {
+            Inner::Model(model) => model.token_vectors(ids),
+            Inner::Static(_) => Err(ConnectorError::Model(
+                "a static table cannot be distilled from another static table".into(),
+            )),
+        }
+    }
+
+    /// The tokenizer of the model (without padding or truncation).
+    pub(super) fn tokenizer(&self) -> Option<Tokenizer> {
+        match &self.inner {
+            Inner::Model(model) => {
+                let mut tokenizer = model.tokenizer.clone();
+                tokenizer.with_padding(None);
+                tokenizer.with_truncation(None).ok()?;
+                Some(tokenizer)
+            }
+            Inner::Static(_) => None,
+        }
     }
 }
 
