@@ -11,7 +11,8 @@ set -euo pipefail
 
 # Pinned: bm25s (BM25 baseline, pulls numpy and scipy), PyStemmer (its English stemmer) and
 # openapi-spec-validator (checks the query service's OpenAPI document); numpy, safetensors and
-# tokenizers for the NumPy reference of the embedder (eval/embedder/reference.py). numpy stays at
+# tokenizers for the NumPy reference of the embedder (eval/embedder/reference.py); scikit-learn
+# (pulls scipy) to train the learned typer (eval/extraction/train_typer.py). numpy stays at
 # 2.4.x: 2.5 needs Python >= 3.12 and Debian 12 has 3.11.
 PACKAGES=(
   "bm25s==0.3.16"
@@ -20,6 +21,7 @@ PACKAGES=(
   "numpy==2.4.6"
   "safetensors==0.8.0"
   "tokenizers==0.23.3"
+  "scikit-learn==1.9.1"
 )
 
 py_log() { printf '[python] %s\n' "$*" >&2; }
@@ -38,7 +40,7 @@ stamp="$venv/.epigraph-packages"
 want="$(printf '%s\n' "${PACKAGES[@]}")"
 
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
-  "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator, numpy, safetensors, tokenizers' >/dev/null 2>&1; then
+  "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator, numpy, safetensors, tokenizers, sklearn' >/dev/null 2>&1; then
   echo "$venv/bin/python"
   exit 0
 fi

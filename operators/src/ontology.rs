@@ -312,6 +312,8 @@ pub struct Ontology {
     pub epistemics: EpistemicsSpec,
     /// Configured aliases.
     pub aliases: Vec<AliasSpec>,
+    /// The learned second opinion on unit types (`typer.toml`), if shipped and enabled.
+    pub typer: Option<crate::extract::typer::Typer>,
 }
 
 /// `[[alias]]`: names the organisation knows to be one entity (nicknames, old names, codes).
@@ -435,6 +437,8 @@ struct OntologyFile {
     epistemics: Option<EpistemicsSpec>,
     #[serde(default)]
     alias: Vec<AliasSpec>,
+    #[serde(default)]
+    typer: Option<crate::extract::typer::TyperFile>,
     /// `[priority]`: read by the priority operator's own loader, skipped here.
     #[serde(default, rename = "priority")]
     _priority: Option<toml::Value>,
@@ -479,7 +483,7 @@ struct Statuses {
 }
 
 /// The files shipped in `ontology/`, in load order.
-const BUNDLED: [(&str, &str); 5] = [
+const BUNDLED: [(&str, &str); 6] = [
     ("edges.toml", include_str!("../../ontology/edges.toml")),
     (
         "epistemics.toml",
@@ -491,6 +495,7 @@ const BUNDLED: [(&str, &str); 5] = [
         include_str!("../../ontology/relations.toml"),
     ),
     ("sources.toml", include_str!("../../ontology/sources.toml")),
+    ("typer.toml", include_str!("../../ontology/typer.toml")),
 ];
 const BUNDLED_TYPES: (&str, &str) = ("types.toml", include_str!("../../ontology/types.toml"));
 
@@ -628,6 +633,7 @@ struct Merged {
     statuses: Option<Vec<String>>,
     epistemics: Option<EpistemicsSpec>,
     aliases: Vec<AliasSpec>,
+    typer: Option<crate::extract::typer::TyperFile>,
 }
 
 fn upsert_by<T>(list: &mut Vec<T>, item: T, same: impl Fn(&T, &T) -> bool) {
@@ -683,6 +689,7 @@ impl Merged {
         self.authority = file.authority.or(self.authority.take());
         self.statement = file.statement.or(self.statement.take());
         self.statuses = file.statuses.map(|s| s.values).or(self.statuses.take());
+        self.typer = file.typer.or(self.typer.take());
         Ok(())
     }
 
@@ -783,6 +790,13 @@ impl Merged {
                 .epistemics
                 .ok_or_else(|| OntologyError::Invalid("[epistemics] is not configured".into()))?,
             statuses: self.statuses.unwrap_or_default(),
+            typer: match self.typer {
+                Some(file) if file.enabled => Some(
+                    crate::extract::typer::Typer::from_spec(file)
+                        .map_err(OntologyError::Invalid)?,
+                ),
+                _ => None,
+            },
         })
     }
 }

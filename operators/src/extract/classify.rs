@@ -111,15 +111,95 @@ impl Classifier {
         if self.noise_patterns.iter().any(|p| p.is_match(text)) {
             return None;
         }
-        let section = section.map(str::to_lowercase);
+        let (scores, strong_total) = self.score_types(text, section);
         let mut best: Option<(u32, usize)> = None;
+        for (i, score) in scores.iter().enumerate() {
+            if *score > 0 && best.is_none_or(|(b, _)| *score > b) {
+                best = Some((*score, i));
+            }
+        }
+        if strong_total == 0 && self.is_noise(text) {
+            return None;
+        }
+        let (score, memory_type, temporal_type) = match best {
+            Some((score, i)) => (
+                score,
+                self.types[i].memory_type,
+                self.types[i].temporal_type,
+            ),
+            None => {
+                let memory_type = self
+                    .defaults
+                    .iter()
+                    .find(|(k, _)| *k == kind)
+                    .map_or(EpistemicType::Narrative, |(_, t)| *t);
+                (0, memory_type, self.temporal_type(memory_type))
+            }
+        };
+        Some(Typing {
+            memory_type,
+            statement_type: self.statement_type(memory_type, text),
+            temporal_type,
+            score,
+        })
+    }
+
+    /// The rule score of each type for a unit, in [`EpistemicType::ALL`] order (what
+    /// [`Classifier::classify`] takes the best of; noise is not judged here).
+    ///
+    /// ```
+    /// use epigraph_operators::{EpistemicType, Ontology, extract::classify::Classifier};
+    /// let classifier = Classifier::new(&Ontology::bundled()).unwrap();
+    /// let scores = classifier.type_scores("Who owns the billing migration?", None);
+    /// let question = EpistemicType::ALL.iter().position(|t| *t == EpistemicType::Question).unwrap();
+    /// assert!(scores[question] > 0);
+    /// assert_eq!(scores.iter().max(), Some(&scores[question]));
+    /// ```
+    pub fn type_scores(&self, text: &str, section: Option<&str>) -> [u32; 9] {
+        let (scores, _) = self.score_types(text, section);
+        let mut out = [0; 9];
+        for (cues, score) in self.types.iter().zip(scores) {
+            if let Some(i) = EpistemicType::ALL
+                .iter()
+                .position(|t| *t == cues.memory_type)
+            {
+                out[i] = score;
+            }
+        }
+        out
+    }
+
+    /// The default temporal type of an epistemic type.
+    pub fn temporal_type(&self, memory_type: EpistemicType) -> TemporalType {
+        self.types
+            .iter()
+            .find(|t| t.memory_type == memory_type)
+            .map_or(TemporalType::Static, |t| t.temporal_type)
+    }
+
+    /// The statement type of a unit of the given type: EVALUATION → opinion, PLAN → prediction,
+    /// else the opinion and prediction cues, else fact.
+    pub fn statement_type(&self, memory_type: EpistemicType, text: &str) -> StatementType {
+        match memory_type {
+            EpistemicType::Evaluation => StatementType::Opinion,
+            EpistemicType::Plan => StatementType::Prediction,
+            _ if self.opinion.any(text) => StatementType::Opinion,
+            _ if self.prediction.any(text) => StatementType::Prediction,
+            _ => StatementType::Fact,
+        }
+    }
+
+    /// Per type of the ontology (in its order): the score; and the number of strong cues seen.
+    fn score_types(&self, text: &str, section: Option<&str>) -> (Vec<u32>, u32) {
+        let section = section.map(str::to_lowercase);
         let mut strong_total = 0;
         // Cues inside a leading subordinate clause ("Once a PEP has been accepted, …") count
         // as weak: the main clause carries the unit's role.
         let lead = subordinate_lead(text);
         // … and so do cues inside a parenthetical aside.
         let asides = parentheticals(text);
-        for (i, cues) in self.types.iter().enumerate() {
+        let mut scores = Vec::with_capacity(self.types.len());
+        for cues in &self.types {
             let (mut strong, mut weak) = (0u32, 0u32);
             let mut seen = Vec::new();
             for m in cues.strong.find_all(text) {
@@ -144,49 +224,13 @@ impl Classifier {
                     .unwrap_or(0)
             });
             strong_total += strong;
-            let score = strong * self.strong_weight
-                + weak * self.weak_weight
-                + section_hits * self.section_weight;
-            if score > 0 && best.is_none_or(|(b, _)| score > b) {
-                best = Some((score, i));
-            }
+            scores.push(
+                strong * self.strong_weight
+                    + weak * self.weak_weight
+                    + section_hits * self.section_weight,
+            );
         }
-        if strong_total == 0 && self.is_noise(text) {
-            return None;
-        }
-        let (score, memory_type, temporal_type) = match best {
-            Some((score, i)) => (
-                score,
-                self.types[i].memory_type,
-                self.types[i].temporal_type,
-            ),
-            None => {
-                let memory_type = self
-                    .defaults
-                    .iter()
-                    .find(|(k, _)| *k == kind)
-                    .map_or(EpistemicType::Narrative, |(_, t)| *t);
-                let temporal = self
-                    .types
-                    .iter()
-                    .find(|t| t.memory_type == memory_type)
-                    .map_or(TemporalType::Static, |t| t.temporal_type);
-                (0, memory_type, temporal)
-            }
-        };
-        let statement_type = match memory_type {
-            EpistemicType::Evaluation => StatementType::Opinion,
-            EpistemicType::Plan => StatementType::Prediction,
-            _ if self.opinion.any(text) => StatementType::Opinion,
-            _ if self.prediction.any(text) => StatementType::Prediction,
-            _ => StatementType::Fact,
-        };
-        Some(Typing {
-            memory_type,
-            statement_type,
-            temporal_type,
-            score,
-        })
+        (scores, strong_total)
     }
 
     fn is_noise(&self, text: &str) -> bool {

@@ -20,6 +20,7 @@ pub mod doclinks;
 pub mod mentions;
 pub mod relations;
 pub mod segment;
+pub mod typer;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -41,7 +42,7 @@ use mentions::{LocalPeople, Mention, Recogniser, normalise, party_key};
 use relations::RelationReader;
 
 /// Name and version written into every element's provenance.
-pub const EXTRACTOR: &str = "epigraph.rules/0.3";
+pub const EXTRACTOR: &str = "epigraph.rules/0.4";
 
 /// Structural relationship types (besides the vocabulary of `ontology/relations.toml`).
 pub mod edge {
@@ -208,6 +209,55 @@ impl Extractor {
         self.rules.clone()
     }
 
+    /// The rule classifier.
+    pub fn classifier(&self) -> &Classifier {
+        &self.classifier
+    }
+
+    /// What the learned typer reads about a unit: its text, section, form, source kind and the
+    /// rule scores.
+    pub fn typer_input<'a>(
+        &self,
+        unit: &'a segment::Unit,
+        kind: SourceKind,
+        rule_type: EpistemicType,
+    ) -> typer::TyperInput<'a> {
+        typer::TyperInput {
+            text: &unit.text,
+            section: unit.section.as_deref(),
+            kind,
+            form: unit.form,
+            rule_scores: self
+                .classifier
+                .type_scores(&unit.text, unit.section.as_deref()),
+            rule_type,
+        }
+    }
+
+    /// The typing of a unit: the rules' (`None`: noise), then, when the ontology ships a learned
+    /// typer, its arg-max over the rule scores and the unit's words. The learned typer can turn a
+    /// unit into noise but never revives one the rules call noise. A type the rules did not
+    /// choose keeps no cue score (its confidence is that of an uncued unit).
+    pub fn type_unit(&self, unit: &segment::Unit, kind: SourceKind) -> Option<classify::Typing> {
+        let typing = self
+            .classifier
+            .classify(&unit.text, unit.section.as_deref(), kind)?;
+        let Some(typer) = &self.ontology.typer else {
+            return Some(typing);
+        };
+        let input = self.typer_input(unit, kind, typing.memory_type);
+        let memory_type = typer.predict(&input).0?;
+        if memory_type == typing.memory_type {
+            return Some(typing);
+        }
+        Some(classify::Typing {
+            memory_type,
+            statement_type: self.classifier.statement_type(memory_type, &unit.text),
+            temporal_type: self.classifier.temporal_type(memory_type),
+            score: 0,
+        })
+    }
+
     /// Everything one source version yields.
     ///
     /// ```
@@ -298,9 +348,7 @@ impl Extractor {
         };
         let mention_confidence = (authority * 1000.0).round() as u16;
         for (unit, (mentions, candidates)) in units.iter().zip(scanned) {
-            let typing = self
-                .classifier
-                .classify(&unit.text, unit.section.as_deref(), source.kind);
+            let typing = self.type_unit(unit, source.kind);
             let (mut mentions, mut open) = (mentions, Vec::new());
             for c in candidates {
                 match local_names.get(&c.key) {

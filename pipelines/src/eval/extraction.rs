@@ -307,8 +307,83 @@ pub(crate) fn load_generated(dir: &Path) -> Result<Vec<LabelledSource>> {
     Ok(sources)
 }
 
-/// Scores the extractor on labelled sources.
+/// Writes, for every labelled unit, what the learned typer reads about the extractor's unit that
+/// overlaps it most (text, section, kind, form, rule scores and type, feature strings), one JSON
+/// object per line: the training input of `eval/extraction/train_typer.py`. Units no extracted
+/// unit overlaps are written with `"matched": false`.
+pub fn dump_typer_features(
+    extractor: &Extractor,
+    sources: &[LabelledSource],
+    out: &Path,
+) -> Result<usize> {
+    use epigraph_operators::extract::{segment, typer};
+    let mut lines = String::new();
+    let mut n = 0;
+    for source in sources {
+        let body = &source.version.body;
+        let kind = source.version.kind;
+        let units = segment::units(body);
+        for labelled in &source.units {
+            let Some(start) = body.find(&labelled.text) else {
+                continue;
+            };
+            let end = start + labelled.text.len();
+            let best = units
+                .iter()
+                .filter_map(|u| {
+                    let overlap = end.min(u.end).saturating_sub(start.max(u.start));
+                    let enough = overlap * 2 >= end - start || overlap * 2 >= u.end - u.start;
+                    (overlap > 0 && enough).then_some((overlap, u))
+                })
+                .max_by_key(|(overlap, _)| *overlap)
+                .map(|(_, u)| u);
+            let mut record = serde_json::json!({
+                "id": labelled.id,
+                "source": labelled.source,
+                "split": labelled.split,
+                "gold": labelled.gold,
+                "kind": kind.as_str(),
+                "matched": best.is_some(),
+            });
+            if let Some(unit) = best {
+                let typing =
+                    extractor
+                        .classifier()
+                        .classify(&unit.text, unit.section.as_deref(), kind);
+                let rule_type = typing.map_or(EpistemicType::Narrative, |t| t.memory_type);
+                let input = extractor.typer_input(unit, kind, rule_type);
+                let form = match unit.form {
+                    segment::UnitForm::Header => "header",
+                    segment::UnitForm::ListItem => "list",
+                    segment::UnitForm::Sentence => "sentence",
+                };
+                record["text"] = unit.text.clone().into();
+                record["section"] = unit.section.clone().into();
+                record["form"] = form.into();
+                record["rule_type"] = typing
+                    .map_or("NOISE".to_string(), |t| t.memory_type.name())
+                    .into();
+                record["rule_scores"] = input.rule_scores.to_vec().into();
+                record["features"] = typer::feature_strings(&input).into();
+            }
+            lines.push_str(&record.to_string());
+            lines.push('\n');
+            n += 1;
+        }
+    }
+    std::fs::write(out, lines).with_context(|| format!("writing {}", out.display()))?;
+    Ok(n)
+}
+
+/// Scores the extractor on labelled sources. With `EPIGRAPH_TYPER_FEATURES=<file>` set, also
+/// writes the learned typer's inputs there ([`dump_typer_features`]).
 pub fn evaluate(extractor: &Extractor, sources: &[LabelledSource]) -> ExtractionReport {
+    if let Ok(path) = std::env::var("EPIGRAPH_TYPER_FEATURES") {
+        match dump_typer_features(extractor, sources, Path::new(&path)) {
+            Ok(n) => eprintln!("typer features of {n} units written to {path}"),
+            Err(e) => eprintln!("typer features not written: {e:#}"),
+        }
+    }
     let extractions: Vec<Extraction> = sources
         .iter()
         .map(|s| extractor.extract(&s.version))
