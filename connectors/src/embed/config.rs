@@ -60,7 +60,7 @@ impl EmbedConfig {
     /// let config = EmbedConfig::default();
     /// assert_eq!(config.model_id(), "all-MiniLM-L6-v2@256");
     /// let fast = EmbedConfig { kind: EmbedKind::Static, ..config };
-    /// assert_eq!(fast.model_id(), "all-MiniLM-L6-v2@256+static1");
+    /// assert_eq!(fast.model_id(), "all-MiniLM-L6-v2@256+static2");
     /// ```
     pub fn model_id(&self) -> String {
         let name = self
@@ -70,7 +70,7 @@ impl EmbedConfig {
             .unwrap_or_else(|| "model".into());
         match self.kind {
             EmbedKind::Model => format!("{name}@{}", self.max_tokens),
-            EmbedKind::Static => format!("{name}@{}+static1", self.max_tokens),
+            EmbedKind::Static => format!("{name}@{}+static2", self.max_tokens),
         }
     }
 }

@@ -120,6 +120,11 @@ impl Embedder {
         })
     }
 
+    /// Whether this is the static table (the bulk-backfill path) rather than the transformer.
+    pub fn is_static(&self) -> bool {
+        matches!(self.inner, Inner::Static(_))
+    }
+
     /// The id of the vectors this embedder computes ([`EmbedConfig::model_id`]).
     pub fn model_id(&self) -> &str {
         &self.model_id

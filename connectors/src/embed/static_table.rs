@@ -6,7 +6,7 @@
 //! pass: the speed and the quality loss are measured in docs/measurements.md.
 //!
 //! The table is computed once per model (`[model] kind = "static"` distils it on first use,
-//! ~30,000 one-token forward passes) and kept next to the model files as `static-v1.f32`.
+//! ~30,000 one-token forward passes) and kept next to the model files as `static-v2.f32`.
 
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ use tracing::info;
 use super::{EmbedConfig, Embedder};
 use crate::ConnectorError;
 
-const MAGIC: &[u8; 8] = b"EPGSTAT1";
+const MAGIC: &[u8; 8] = b"EPGSTAT2";
 /// Tokens per forward pass when distilling.
 const DISTILL_BATCH: usize = 256;
 
@@ -86,7 +86,7 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ConnectorError + '_ {
 impl StaticTable {
     /// Where the table of `config`'s model is kept.
     pub fn file(config: &EmbedConfig) -> PathBuf {
-        config.dir.join("static-v1.f32")
+        config.dir.join("static-v2.f32")
     }
 
     /// Distil the table from `model`: every token's sentence vector.
@@ -119,13 +119,13 @@ impl StaticTable {
             seconds = started.elapsed().as_secs_f64(),
             "distilled the static embedding table"
         );
-        Ok(StaticTable::new(tokenizer, super::DIMENSIONS, vectors))
+        Ok(StaticTable::centred(tokenizer, super::DIMENSIONS, vectors))
     }
 
-    /// The table over `vectors` (as distilled), centred: the weighted mean of all token vectors
+    /// The table over `vectors` as distilled, centred: the weighted mean of all token vectors
     /// is removed from each, since every one-token sentence shares a large common direction
-    /// that would make any two texts look alike.
-    fn new(tokenizer: Tokenizer, dims: usize, mut vectors: Vec<f32>) -> Self {
+    /// that would make any two texts look alike. The file keeps the centred vectors.
+    fn centred(tokenizer: Tokenizer, dims: usize, mut vectors: Vec<f32>) -> Self {
         let weights = weights(&tokenizer);
         let mut mean = vec![0f64; dims];
         let total: f64 = weights
@@ -199,7 +199,13 @@ impl StaticTable {
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
             .collect();
-        Ok(StaticTable::new(tokenizer, dims, vectors))
+        let weights = weights(&tokenizer);
+        Ok(StaticTable {
+            tokenizer,
+            dims,
+            vectors,
+            weights,
+        })
     }
 
     /// One L2-normalised vector per text: the weighted mean of its tokens' vectors.
@@ -264,7 +270,7 @@ mod tests {
         };
         let fast = Embedder::load(&config).unwrap();
         assert!(StaticTable::file(&config).is_file(), "the table is kept");
-        assert_eq!(fast.model_id(), "all-MiniLM-L6-v2@256+static1");
+        assert_eq!(fast.model_id(), "all-MiniLM-L6-v2@256+static2");
         let again = Embedder::load(&config).unwrap();
         let texts = [
             "The board approved the budget for the Atlas launch.",

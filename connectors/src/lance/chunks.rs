@@ -181,6 +181,7 @@ pub fn chunks_schema() -> SchemaRef {
             ),
             true,
         ),
+        text("vector_model", true),
     ]))
 }
 
@@ -220,6 +221,7 @@ pub(crate) fn chunk_batch(
             strings(&|r| Some(text_hash(stamp.model, &r.text))),
             ints(&|_| stamp.written_at),
             Arc::new(vector) as Arc<dyn Array>,
+            super::rows::vector_models(vectors, stamp.model),
         ],
     )
 }

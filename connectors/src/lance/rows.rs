@@ -64,6 +64,7 @@ pub fn memory_schema() -> SchemaRef {
             ),
             true,
         ),
+        text("vector_model", true),
     ]))
 }
 
@@ -72,7 +73,8 @@ pub fn memory_schema() -> SchemaRef {
 pub(crate) struct Stamp<'a> {
     /// The view (topic prefix) of the pipeline writing the rows.
     pub view: &'a str,
-    /// The embedding model's id, part of each row's `text_hash`.
+    /// The embedding model's id, part of each row's `text_hash`, and the `vector_model` of the
+    /// rows written with a vector.
     pub model: &'a str,
     /// When the rows are written (ms since the Unix epoch).
     pub written_at: i64,
@@ -140,7 +142,18 @@ pub(crate) fn to_batch(
             ) as ArrayRef,
             Arc::new(Int64Array::from(vec![stamp.written_at; rows.len()])) as ArrayRef,
             Arc::new(vector) as Arc<dyn Array>,
+            vector_models(vectors, stamp.model),
         ],
+    )
+}
+
+/// The `vector_model` column: the model's id where a row has a vector, null where it waits.
+pub(crate) fn vector_models(vectors: &[Option<Vec<f32>>], model: &str) -> ArrayRef {
+    Arc::new(
+        vectors
+            .iter()
+            .map(|v| v.as_ref().map(|_| model))
+            .collect::<StringArray>(),
     )
 }
 

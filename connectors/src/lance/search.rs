@@ -100,10 +100,26 @@ pub struct ChunkHit {
     pub vector_rank: Option<usize>,
 }
 
-/// Both retrievers' ranked record batches of one table.
+/// Both retrievers' ranked record batches of one table: the vector retriever's once per
+/// model whose vectors the table holds.
 struct Retrieved {
     text: Vec<RecordBatch>,
-    vector: Vec<RecordBatch>,
+    vector: Vec<Vec<RecordBatch>>,
+}
+
+/// Several ranked lists as one: first of each, then second of each, …
+fn interleave<T>(lists: Vec<Vec<T>>) -> Vec<T> {
+    let mut iters: Vec<_> = lists.into_iter().map(Vec::into_iter).collect();
+    let mut out = Vec::new();
+    loop {
+        let before = out.len();
+        for it in &mut iters {
+            out.extend(it.next());
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
 }
 
 impl LanceSink {
@@ -122,7 +138,13 @@ impl LanceSink {
             .retrieve(&self.table, request, &filter, COLUMNS, candidates)
             .await?;
         let text = hits_of(&retrieved.text, "_score", |s| s);
-        let vector = hits_of(&retrieved.vector, "_distance", |d| 1.0 - d);
+        let vector = interleave(
+            retrieved
+                .vector
+                .iter()
+                .map(|batches| hits_of(batches, "_distance", |d| 1.0 - d))
+                .collect(),
+        );
         let mut by_id: HashMap<String, SearchHit> = text
             .iter()
             .chain(&vector)
@@ -153,7 +175,13 @@ impl LanceSink {
             .retrieve(&self.chunks, request, &filter, CHUNK_COLUMNS, candidates)
             .await?;
         let text = chunk_hits_of(&retrieved.text, "_score", |s| s);
-        let vector = chunk_hits_of(&retrieved.vector, "_distance", |d| 1.0 - d);
+        let vector = interleave(
+            retrieved
+                .vector
+                .iter()
+                .map(|batches| chunk_hits_of(batches, "_distance", |d| 1.0 - d))
+                .collect(),
+        );
         let mut by_id: HashMap<String, ChunkHit> = text
             .iter()
             .chain(&vector)
@@ -206,26 +234,38 @@ impl LanceSink {
         if request.mode != SearchMode::Text
             && let Some(embedder) = self.embedder.clone()
         {
-            let query = request.query.clone();
-            let vector = tokio::task::spawn_blocking(move || embedder.embed(&[query.as_str()]))
-                .await
-                .map_err(|e| ConnectorError::Model(format!("embedding task: {e}")))??
-                .pop()
-                .unwrap_or_default();
-            retrieved.vector = table
-                .query()
-                .nearest_to(vector.as_slice())
-                .map_err(ConnectorError::lance("vector query"))?
-                .distance_type(DistanceType::Cosine)
-                .only_if(format!("{filter} AND vector IS NOT NULL"))
-                .select(Select::columns(&with_score(columns, "_distance")))
-                .limit(candidates)
-                .execute()
-                .await
-                .map_err(ConnectorError::lance("vector search"))?
-                .try_collect()
-                .await
-                .map_err(ConnectorError::lance("vector search"))?;
+            // One vector search per model: the query embedded by each, against its rows.
+            let mut models = vec![embedder];
+            models.extend(self.also_embedded_by.iter().cloned());
+            let several = models.len() > 1;
+            for embedder in models {
+                let only = if several {
+                    format!("{filter} AND vector_model = {}", quote(embedder.model_id()))
+                } else {
+                    format!("{filter} AND vector IS NOT NULL")
+                };
+                let query = request.query.clone();
+                let vector = tokio::task::spawn_blocking(move || embedder.embed(&[query.as_str()]))
+                    .await
+                    .map_err(|e| ConnectorError::Model(format!("embedding task: {e}")))??
+                    .pop()
+                    .unwrap_or_default();
+                let batches: Vec<RecordBatch> = table
+                    .query()
+                    .nearest_to(vector.as_slice())
+                    .map_err(ConnectorError::lance("vector query"))?
+                    .distance_type(DistanceType::Cosine)
+                    .only_if(only)
+                    .select(Select::columns(&with_score(columns, "_distance")))
+                    .limit(candidates)
+                    .execute()
+                    .await
+                    .map_err(ConnectorError::lance("vector search"))?
+                    .try_collect()
+                    .await
+                    .map_err(ConnectorError::lance("vector search"))?;
+                retrieved.vector.push(batches);
+            }
         }
         Ok(retrieved)
     }
@@ -398,6 +438,12 @@ mod tests {
 
     fn ranked(list: &[(&str, f32)]) -> Vec<(String, f32)> {
         list.iter().map(|(id, s)| (id.to_string(), *s)).collect()
+    }
+
+    #[test]
+    fn ranked_lists_of_several_models_interleave() {
+        assert_eq!(interleave(vec![vec![1, 3], vec![2, 4, 5]]), [1, 2, 3, 4, 5]);
+        assert_eq!(interleave::<u8>(vec![]), Vec::<u8>::new());
     }
 
     #[test]

@@ -63,6 +63,9 @@ pub struct LanceSink {
     /// The `chunks` table.
     pub(crate) chunks: Table,
     pub(crate) embedder: Option<Arc<Embedder>>,
+    /// Embedders of vectors other models left in the tables (the static table of a bulk
+    /// backfill, until the filler upgraded them): searches embed the query with each too.
+    pub(crate) also_embedded_by: Vec<Arc<Embedder>>,
     pub(crate) view: String,
     /// Id of the vectors' model, hashed with each text (`text_hash`).
     pub(crate) model: String,
@@ -240,6 +243,7 @@ impl LanceSink {
             table,
             chunks,
             embedder,
+            also_embedded_by: Vec::new(),
             view: crate::neo4j::DEFAULT_VIEW.to_string(),
             model,
             shared: Arc::new(Shared {
@@ -251,6 +255,15 @@ impl LanceSink {
             }),
             observer: None,
         })
+    }
+
+    /// The same sink also searching the rows whose vectors `other` computed (rows carry their
+    /// `vector_model`): a query is embedded by each model and matched against its rows only.
+    pub fn also_embedded_by(mut self, other: Arc<Embedder>) -> Self {
+        if Some(other.model_id()) != self.embedder.as_ref().map(|e| e.model_id()) {
+            self.also_embedded_by.push(other);
+        }
+        self
     }
 
     /// The same sink reporting its vector backlog, embeddings and cache hits to `observer`.

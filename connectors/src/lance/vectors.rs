@@ -16,13 +16,14 @@ use std::time::{Duration, Instant};
 use futures::TryStreamExt;
 use lancedb::arrow::arrow_array::{
     Array, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, RecordBatchIterator,
+    StringArray,
 };
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use tokio::sync::watch;
 use tracing::{debug, warn};
 
 use super::LanceSink;
-use super::rows::{memory_schema, quote, string_column};
+use super::rows::{memory_schema, quote, string_column, text_hash};
 use crate::ConnectorError;
 use crate::embed::Embedder;
 
@@ -128,13 +129,22 @@ fn hashed_vectors(batches: &[RecordBatch]) -> Vec<(String, Vec<f32>)> {
 pub struct FillPass {
     /// Rows waiting for a vector when the pass began.
     pub pending: usize,
-    /// Rows that got their vector in this pass.
+    /// Rows with another model's vector (a static backfill's) waiting to be upgraded when
+    /// the pass began.
+    pub upgrades: usize,
+    /// Rows that got their vector in this pass (upgrades included).
     pub filled: usize,
+    /// Of those, rows that had none.
+    pub filled_missing: usize,
     /// Distinct texts run through the model.
     pub embedded: usize,
     /// Rows whose vector came from the cache.
     pub reused: usize,
 }
+
+/// Added to the write time of a row whose vector another model computed, so that every row
+/// without a vector comes first in the filler's order.
+const UPGRADE: i64 = 1 << 62;
 
 /// A table whose rows get vectors behind them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,13 +230,29 @@ impl LanceSink {
         Ok(found)
     }
 
-    /// Ids and write times of the target's rows (of this view) still without a vector.
+    /// The rows (of this view) the filler gives a vector: those without one and, when this
+    /// sink embeds with the transformer, those whose vector another model computed (the static
+    /// table of a bulk backfill), which are upgraded behind the rows that have none.
+    fn needs_vector(&self) -> String {
+        match &self.embedder {
+            Some(embedder) if !embedder.is_static() => format!(
+                "view = {} AND (vector IS NULL OR vector_model <> {})",
+                quote(&self.view),
+                quote(&self.model)
+            ),
+            _ => format!("view = {} AND vector IS NULL", quote(&self.view)),
+        }
+    }
+
+    /// Ids and write times of the target's rows (of this view) waiting for a vector; a row
+    /// with another model's vector is listed at [`UPGRADE`] + its write time, after every row
+    /// without one.
     async fn waiting(
         &self,
         target: Target,
         filter: Option<&str>,
     ) -> Result<Vec<(i64, String)>, ConnectorError> {
-        let mut condition = format!("view = {} AND vector IS NULL", quote(&self.view));
+        let mut condition = self.needs_vector();
         if let Some(filter) = filter {
             condition.push_str(&format!(" AND ({filter})"));
         }
@@ -234,7 +260,7 @@ impl LanceSink {
             .target(target)
             .query()
             .only_if(condition)
-            .select(Select::columns(&["id", "written_at"]))
+            .select(Select::columns(&["id", "written_at", "vector_model"]))
             .execute()
             .await
             .map_err(ConnectorError::lance("reading rows without vectors"))?
@@ -243,16 +269,22 @@ impl LanceSink {
             .map_err(ConnectorError::lance("reading rows without vectors"))?;
         let mut waiting = Vec::new();
         for batch in &batches {
-            let (Some(ids), Some(at)) = (
+            let (Some(ids), Some(at), Some(models)) = (
                 string_column(batch, "id"),
                 batch
                     .column_by_name("written_at")
                     .and_then(|c| c.as_any().downcast_ref::<Int64Array>()),
+                string_column(batch, "vector_model"),
             ) else {
                 continue;
             };
             for i in 0..batch.num_rows() {
-                waiting.push((at.value(i), ids.value(i).to_string()));
+                let order = if models.is_null(i) {
+                    at.value(i)
+                } else {
+                    UPGRADE.saturating_add(at.value(i))
+                };
+                waiting.push((order, ids.value(i).to_string()));
             }
         }
         Ok(waiting)
@@ -275,10 +307,7 @@ impl LanceSink {
             let batches: Vec<RecordBatch> = self
                 .target(target)
                 .query()
-                .only_if(format!(
-                    "view = {} AND vector IS NULL AND id IN ({list})",
-                    quote(&self.view)
-                ))
+                .only_if(format!("{} AND id IN ({list})", self.needs_vector()))
                 .select(Select::columns(columns))
                 .execute()
                 .await
@@ -316,16 +345,16 @@ impl LanceSink {
         waiting.sort_unstable();
         waiting.truncate(batch.max(1));
         let ids: Vec<String> = waiting.into_iter().map(|(_, id)| id).collect();
-        let columns = ["id", "text", "text_hash"].map(String::from);
+        let columns = ["id", "text"].map(String::from);
         let mut texts_by_hash: Vec<(String, String)> = Vec::new();
         for b in self.without_vectors(target, &ids, &columns).await? {
-            let (Some(texts), Some(hashes)) =
-                (string_column(&b, "text"), string_column(&b, "text_hash"))
-            else {
+            let Some(texts) = string_column(&b, "text") else {
                 continue;
             };
             for i in 0..b.num_rows() {
-                texts_by_hash.push((hashes.value(i).to_string(), texts.value(i).to_string()));
+                // Under this sink's model: a row stamped by another one is upgraded.
+                let text = texts.value(i);
+                texts_by_hash.push((text_hash(&self.model, text), text.to_string()));
             }
         }
         let hashes: Vec<String> = texts_by_hash.iter().map(|(h, _)| h.clone()).collect();
@@ -374,7 +403,7 @@ impl LanceSink {
         let now = now_ms();
         let mut written = Vec::new();
         for fresh in self.without_vectors(target, &ids, &columns).await? {
-            if let Some(b) = with_vectors(&fresh, &vectors, &schema, now)? {
+            if let Some(b) = with_vectors(&fresh, &vectors, &schema, &self.model, now)? {
                 pass.filled += b.num_rows();
                 written.push(Ok(b));
             }
@@ -418,37 +447,50 @@ impl LanceSink {
                 .iter()
                 .chain(&chunks)
                 .map(|(at, _)| *at)
+                .filter(|at| *at < UPGRADE)
                 .fold(now, i64::min);
             observer.backlog(
                 memory.len() + chunks.len(),
                 Duration::from_millis((now - oldest).max(0) as u64),
             );
         }
-        if !memory.is_empty() {
-            let waiting_chunks = chunks.len();
-            let pass = self
-                .fill_pass(Target::Memory, memory, batch, vectorise)
-                .await?;
-            return Ok(FillPass {
-                pending: pass.pending + waiting_chunks,
-                ..pass
-            });
-        }
+        let missing = |rows: &[(i64, String)]| rows.iter().filter(|(at, _)| *at < UPGRADE).count();
+        let (memory_missing, chunks_missing) = (missing(&memory), missing(&chunks));
+        let pending = memory_missing + chunks_missing;
+        let upgrades = memory.len() + chunks.len() - pending;
         // A chunk is ~20 times a statement's length (up to the model's 256 word pieces, and
         // attention grows with length): an eighth of the batch keeps a chunk pass about as
         // long as a memory pass, so memory rows written meanwhile wait no longer.
         let chunk_batch = (batch / CHUNK_BATCH_DIVISOR).max(1);
-        self.fill_pass(Target::Chunks, chunks, chunk_batch, vectorise)
-            .await
+        // Rows without a vector before upgrades; memory rows before chunks.
+        let (target, rows, batch, missing_first) = if memory_missing > 0 {
+            (Target::Memory, memory, batch, memory_missing)
+        } else if chunks_missing > 0 {
+            (Target::Chunks, chunks, chunk_batch, chunks_missing)
+        } else if !memory.is_empty() {
+            (Target::Memory, memory, batch, 0)
+        } else {
+            (Target::Chunks, chunks, chunk_batch, 0)
+        };
+        let pass = self.fill_pass(target, rows, batch, vectorise).await?;
+        Ok(FillPass {
+            pending,
+            upgrades,
+            // The oldest first: the rows without a vector were the first written back.
+            filled_missing: pass.filled.min(missing_first.min(batch.max(1))),
+            ..pass
+        })
     }
 }
 
-/// The rows of `batch` (every column of `schema` but the vector) whose text hash has a vector,
-/// with it and a new `written_at`, in `schema`'s column order; `None` when no row has one.
+/// The rows of `batch` (every column of `schema` but the vector) whose text has a vector under
+/// `model`, with it, its text hash and model and a new `written_at`, in `schema`'s column
+/// order; `None` when no row has one.
 fn with_vectors(
     batch: &RecordBatch,
     vectors: &HashMap<String, Arc<Vec<f32>>>,
     schema: &lancedb::arrow::arrow_schema::SchemaRef,
+    model: &str,
     now: i64,
 ) -> Result<Option<RecordBatch>, ConnectorError> {
     use lancedb::arrow::arrow_array::BooleanArray;
@@ -457,21 +499,25 @@ fn with_vectors(
     let arrow = |e: lancedb::arrow::arrow_schema::ArrowError| {
         ConnectorError::Model(format!("building a batch: {e}"))
     };
-    let Some(hashes) = string_column(batch, "text_hash") else {
+    let Some(texts) = string_column(batch, "text") else {
         return Ok(None);
     };
-    let keep: BooleanArray = (0..batch.num_rows())
-        .map(|i| Some(vectors.contains_key(hashes.value(i))))
+    let hashes: Vec<String> = (0..batch.num_rows())
+        .map(|i| text_hash(model, texts.value(i)))
+        .collect();
+    let keep: BooleanArray = hashes
+        .iter()
+        .map(|h| Some(vectors.contains_key(h)))
         .collect();
     let kept = filter_record_batch(batch, &keep).map_err(arrow)?;
     if kept.num_rows() == 0 {
         return Ok(None);
     }
-    let hashes = string_column(&kept, "text_hash").expect("kept the column");
+    let hashes: Vec<&String> = hashes.iter().filter(|h| vectors.contains_key(*h)).collect();
     let vector = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
         (0..kept.num_rows()).map(|i| {
             vectors
-                .get(hashes.value(i))
+                .get(hashes[i])
                 .map(|v| v.iter().map(|x| Some(*x)).collect::<Vec<_>>())
         }),
         crate::embed::DIMENSIONS as i32,
@@ -481,6 +527,10 @@ fn with_vectors(
         let column: Arc<dyn Array> = match field.name().as_str() {
             "vector" => Arc::new(vector.clone()),
             "written_at" => Arc::new(Int64Array::from(vec![now; kept.num_rows()])),
+            "text_hash" => Arc::new(StringArray::from_iter_values(
+                hashes.iter().map(|h| h.as_str()),
+            )),
+            "vector_model" => Arc::new(StringArray::from(vec![model; kept.num_rows()])),
             name => kept
                 .column_by_name(name)
                 .cloned()
@@ -513,19 +563,22 @@ impl LanceSink {
                 let rest = match &outcome {
                     Ok(pass) => {
                         filled += pass.filled as u64;
+                        let upgraded = pass.filled - pass.filled_missing;
                         status_tx.send_replace(FillerStatus {
                             passes,
-                            pending: pass.pending - pass.filled,
+                            pending: pass.pending.saturating_sub(pass.filled_missing),
+                            upgrading: pass.upgrades.saturating_sub(upgraded),
                             filled,
                             error: None,
                         });
-                        (pass.pending == 0).then_some(Duration::from_secs(2))
+                        (pass.pending == 0 && pass.upgrades == 0).then_some(Duration::from_secs(2))
                     }
                     Err(error) => {
                         warn!(%error, "filling vectors failed; retrying");
                         status_tx.send_replace(FillerStatus {
                             passes,
                             pending: usize::MAX,
+                            upgrading: usize::MAX,
                             filled,
                             error: Some(error.to_string()),
                         });
@@ -594,6 +647,8 @@ pub struct FillerStatus {
     pub passes: u64,
     /// Rows left waiting after the last pass (`usize::MAX` after a failed one).
     pub pending: usize,
+    /// Rows with another model's vector left to upgrade after the last pass.
+    pub upgrading: usize,
     /// Rows filled since the filler started.
     pub filled: u64,
     /// The last pass's error, if it failed.
@@ -618,6 +673,20 @@ impl VectorFiller {
     /// Waits until a pass that began after this call finds nothing left to fill (every row
     /// written so far has its vector). Fails with the error of a failed pass.
     pub async fn drained(&mut self) -> Result<(), ConnectorError> {
+        self.wait_for(|status| status.pending == 0).await
+    }
+
+    /// Wait until every row has a vector of this sink's model: no row without one and none
+    /// left to upgrade from a static backfill.
+    pub async fn upgraded(&mut self) -> Result<(), ConnectorError> {
+        self.wait_for(|status| status.pending == 0 && status.upgrading == 0)
+            .await
+    }
+
+    async fn wait_for(
+        &mut self,
+        done: impl Fn(&FillerStatus) -> bool,
+    ) -> Result<(), ConnectorError> {
         let start = self.status.borrow_and_update().passes;
         self.wake.wake.notify_one();
         loop {
@@ -630,10 +699,10 @@ impl VectorFiller {
                 return Err(ConnectorError::Model(format!("filling vectors: {error}")));
             }
             // The first pass after `start` may have begun before the call: wait for one more.
-            if status.passes > start + 1 && status.pending == 0 {
+            if status.passes > start + 1 && done(&status) {
                 return Ok(());
             }
-            if status.pending == 0 {
+            if done(&status) {
                 self.wake.wake.notify_one();
             }
         }
@@ -1064,5 +1133,109 @@ mod tests {
                 SearchMode::Hybrid => assert!(hits[0].bm25.is_some() && hits[0].cosine.is_some()),
             }
         }
+    }
+
+    /// The bulk-backfill path: rows embedded by the static table are found through it (the
+    /// query embedded by the table, matched against those rows only) until the transformer's
+    /// filler upgraded them, behind any row without a vector; the static filler never
+    /// downgrades a transformer's vector.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn static_vectors_of_a_backfill_are_searched_then_upgraded_by_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LanceConfig {
+            dir: dir.path().display().to_string(),
+            read_consistency_ms: 0,
+            ..LanceConfig::default()
+        };
+        let fast = Arc::new(
+            Embedder::load(&EmbedConfig {
+                kind: crate::embed::EmbedKind::Static,
+                ..EmbedConfig::default()
+            })
+            .expect("model files (deploy/local/services.sh model)"),
+        );
+        let backfill = LanceSink::open(&config, Some(fast.clone())).await.unwrap();
+        let rows = [
+            row(
+                "m1",
+                "v1",
+                "The frobnicator budget is capped at forty thousand euros.",
+            ),
+            row("m2", "v1", "Lunch is served in the cafeteria at noon."),
+        ];
+        backfill.apply(&rows, &[]).await.unwrap();
+        backfill
+            .spawn_vector_filler()
+            .unwrap()
+            .drained()
+            .await
+            .unwrap();
+        let by = |model: &str| format!("vector_model = '{model}'");
+        assert_eq!(backfill.count(Some(by(fast.model_id()))).await.unwrap(), 2);
+
+        let model = Embedder::load(&EmbedConfig::default()).unwrap();
+        let model_id = model.model_id().to_string();
+        let live = LanceSink::open(&config, Some(Arc::new(model)))
+            .await
+            .unwrap()
+            .also_embedded_by(fast.clone());
+        let found = live
+            .search(&SearchRequest {
+                query: "how large is the frobnicator budget".into(),
+                k: 1,
+                tenant: "acme".into(),
+                mode: SearchMode::Vector,
+                types: Vec::new(),
+                candidates: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            found[0].id, "m1",
+            "found through the static table: {found:?}"
+        );
+        // A new row has no vector: it is filled before the static rows are upgraded.
+        live.apply(&[row("m3", "v1", "Deployments happen on Tuesdays.")], &[])
+            .await
+            .unwrap();
+        let order = live.waiting(Target::Memory, None).await.unwrap();
+        let mut order: Vec<(i64, String)> = order;
+        order.sort_unstable();
+        assert_eq!(order[0].1, "m3", "{order:?}");
+        assert!(order[1].0 >= UPGRADE && order[2].0 >= UPGRADE);
+        live.spawn_vector_filler()
+            .unwrap()
+            .upgraded()
+            .await
+            .unwrap();
+        assert_eq!(
+            live.count(Some(by(&model_id))).await.unwrap(),
+            3,
+            "upgraded"
+        );
+        let hashes = live.state().await.unwrap();
+        assert_eq!(hashes.len(), 3);
+        let upgraded = live
+            .search(&SearchRequest {
+                query: "how large is the frobnicator budget".into(),
+                k: 1,
+                tenant: "acme".into(),
+                mode: SearchMode::Vector,
+                types: Vec::new(),
+                candidates: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(upgraded[0].id, "m1");
+        // The static filler leaves the transformer's vectors alone.
+        let again = LanceSink::open(&config, Some(fast)).await.unwrap();
+        assert!(
+            again
+                .waiting(Target::Memory, None)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(again.count(Some(by(&model_id))).await.unwrap(), 3);
     }
 }

@@ -277,7 +277,20 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
         None
     };
     // A reader: a table another version wrote is an error, never dropped.
-    let lance = LanceSink::open_reader(&config.lancedb, embedder).await?;
+    let mut lance = LanceSink::open_reader(&config.lancedb, embedder).await?;
+    // Rows a bulk backfill embedded with the static table keep those vectors until the
+    // pipeline's filler upgraded them: their queries are embedded by the table too.
+    let backfill = epigraph_connectors::embed::EmbedConfig {
+        kind: epigraph_connectors::embed::EmbedKind::Static,
+        ..config.model.clone()
+    };
+    if config.lancedb.embed
+        && config.model.kind == epigraph_connectors::embed::EmbedKind::Model
+        && epigraph_connectors::embed::static_table::StaticTable::file(&backfill).is_file()
+    {
+        let table = tokio::task::spawn_blocking(move || Embedder::load(&backfill)).await??;
+        lance = lance.also_embedded_by(Arc::new(table));
+    }
     let graph = GraphReader::new(epigraph_connectors::neo4j::connect_graph(&config.neo4j)?);
     let usage = if config.serve.report_usage {
         let producer = epigraph_connectors::kafka::EventProducer::new(&config.kafka)?;
