@@ -279,14 +279,22 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
     // A reader: a table another version wrote is an error, never dropped.
     let mut lance = LanceSink::open_reader(&config.lancedb, embedder).await?;
     // Rows a bulk backfill embedded with the static table keep those vectors until the
-    // pipeline's filler upgraded them: their queries are embedded by the table too.
+    // pipeline's filler upgraded them: while there are any, queries are embedded by the table
+    // too (checked at start).
     let backfill = epigraph_connectors::embed::EmbedConfig {
         kind: epigraph_connectors::embed::EmbedKind::Static,
         ..config.model.clone()
     };
+    let static_rows = format!(
+        "vector_model = '{}'",
+        backfill.model_id().replace('\'', "''")
+    );
     if config.lancedb.embed
         && config.model.kind == epigraph_connectors::embed::EmbedKind::Model
         && epigraph_connectors::embed::static_table::StaticTable::file(&backfill).is_file()
+        && lance.count(Some(static_rows.clone())).await?
+            + lance.count_chunks(Some(static_rows)).await?
+            > 0
     {
         let table = tokio::task::spawn_blocking(move || Embedder::load(&backfill)).await??;
         lance = lance.also_embedded_by(Arc::new(table));
