@@ -340,3 +340,34 @@ pub async fn neo4j_memory_texts(graph: &neo4rs::Graph, tenant: &str) -> Vec<Stri
     }
     texts
 }
+
+/// `GET /metrics` of a running pipeline as text, or `None` while nothing answers.
+pub fn scrape_metrics(addr: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+}
+
+/// The value of the first sample of metric `name` in Prometheus text: `name` is a metric name
+/// (`epigraph_epochs_total`), a name with its labels (`…{kind="Source"}`) or a name and an
+/// opening brace (`epigraph_consumer_lag{`: any label set).
+pub fn metric_sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find(|line| {
+            line.strip_prefix(name).is_some_and(|rest| {
+                name.ends_with('{') || rest.starts_with(' ') || rest.starts_with('{')
+            })
+        })
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|value| value.parse().ok())
+}

@@ -4,14 +4,13 @@
 //! appears once enough rows have vectors, and a running pipeline reports its vector lag and
 //! compacts the table.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use epigraph_connectors::embed::{EmbedConfig, Embedder};
 use epigraph_connectors::lance::{LanceConfig, LanceSink, SearchMode, SearchRequest};
-use epigraph_tests::{TestEnv, last_json_line, serial};
+use epigraph_tests::{TestEnv, last_json_line, metric_sample, scrape_metrics, serial};
 
 const ATLAS: &str = "# Atlas\n\nWe decided to ship Project Atlas in June.\n\n\
     Who owns the Atlas budget?\n\nThe Atlas launch review is on Friday.\n";
@@ -123,35 +122,11 @@ async fn vectors_catch_up_after_a_restart_and_an_edit_embeds_only_the_changed_st
     assert_eq!(hits[0].text, "Dana owns the Atlas budget.");
 }
 
-/// `GET /metrics` as text, or `None` while nothing answers.
-fn scrape(addr: &str) -> Option<String> {
-    let mut stream = TcpStream::connect(addr).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        stream,
-        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-}
-
-/// The value of the sample line starting with `name ` (or `name{`).
-fn sample(text: &str, name: &str) -> Option<f64> {
-    text.lines()
-        .find(|l| l.starts_with(&format!("{name} ")))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
-}
-
 /// Scrapes until `done` accepts the metrics.
 fn wait_for(addr: &str, what: &str, done: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(180);
     loop {
-        if let Some(text) = scrape(addr)
+        if let Some(text) = scrape_metrics(addr)
             && done(&text)
         {
             return text;
@@ -192,31 +167,31 @@ async fn a_running_pipeline_reports_its_vector_lag_and_compacts_every_epoch() {
     );
     // The restore's three rows and one chunk get their vectors in the background.
     wait_for(&addr, "the restore's vectors", |m| {
-        sample(m, "epigraph_vectors_embedded_total") == Some(4.0)
-            && sample(m, "epigraph_vector_pending_rows") == Some(0.0)
+        metric_sample(m, "epigraph_vectors_embedded_total") == Some(4.0)
+            && metric_sample(m, "epigraph_vector_pending_rows") == Some(0.0)
     });
     // A live epoch: the row and chunk are written, the tables compacted once, the vectors
     // follow.
     std::fs::write(env.docs().join("b.md"), NIMBUS).unwrap();
     env.ingest_docs();
     let text = wait_for(&addr, "the live epoch's vector", |m| {
-        sample(m, "epigraph_epochs_total") == Some(2.0)
-            && sample(m, "epigraph_lancedb_compactions_total") == Some(1.0)
-            && sample(m, "epigraph_vectors_embedded_total") == Some(6.0)
-            && sample(m, "epigraph_vector_pending_rows") == Some(0.0)
+        metric_sample(m, "epigraph_epochs_total") == Some(2.0)
+            && metric_sample(m, "epigraph_lancedb_compactions_total") == Some(1.0)
+            && metric_sample(m, "epigraph_vectors_embedded_total") == Some(6.0)
+            && metric_sample(m, "epigraph_vector_pending_rows") == Some(0.0)
     });
     drop(pipeline);
     assert_eq!(
-        sample(&text, "epigraph_vector_lag_seconds"),
+        metric_sample(&text, "epigraph_vector_lag_seconds"),
         Some(0.0),
         "{text}"
     );
     assert_eq!(
-        sample(&text, "epigraph_vectors_reused_total"),
+        metric_sample(&text, "epigraph_vectors_reused_total"),
         Some(0.0),
         "{text}"
     );
-    let batches = sample(&text, "epigraph_embed_batch_seconds_count").unwrap_or(0.0);
+    let batches = metric_sample(&text, "epigraph_embed_batch_seconds_count").unwrap_or(0.0);
     // Memory rows and chunks are embedded in separate batches.
     assert!(
         (4.0..=6.0).contains(&batches),
