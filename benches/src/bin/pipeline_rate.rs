@@ -25,8 +25,12 @@
 //!    (the `:Source` node) and LanceDB (a memory row of the source) every `--poll-ms` for the
 //!    pending ones. p50/p99 of publish → visible in Neo4j, in LanceDB, in both.
 //!
+//! The pipelines it starts read the usual `EPIGRAPH_*` environment: `EPIGRAPH_MODEL__KIND=static`
+//! runs the embedder runs with the static table of the bulk-backfill path (recorded as
+//! `parameters.embedder`), `EPIGRAPH_RUN__WORKERS=2` with two workers.
+//!
 //! Prints one JSON document. Build with `cargo build --workspace --bins`, then
-//! `target/debug/pipeline-rate --scale 5000`. Topics are deleted and the Neo4j views cleared at
+//! `target/debug/pipeline-rate --scale 5000` (or `--release`: `target/release/pipeline-rate`). Topics are deleted and the Neo4j views cleared at
 //! the end unless `--keep`.
 
 use std::collections::{BTreeMap, HashMap};
@@ -1147,6 +1151,7 @@ async fn main() -> Result<()> {
             "poll_ms": args.poll_ms, "scrape_ms": args.scrape_ms,
             "epoch_max_events": config.run.epoch_max_events, "epoch_max_ms": config.run.epoch_max_ms,
             "workers": config.run.workers, "prefix": base, "out": out.display().to_string(),
+            "embedder": config.model.model_id(),
         },
         "corpus": { "events_jsonl_bytes": corpus_bytes, "published": published },
         "parts": {
