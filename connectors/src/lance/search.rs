@@ -137,29 +137,7 @@ impl LanceSink {
         let retrieved = self
             .retrieve(&self.table, request, &filter, COLUMNS, candidates)
             .await?;
-        let text = hits_of(&retrieved.text, "_score", |s| s);
-        let vector = interleave(
-            retrieved
-                .vector
-                .iter()
-                .map(|batches| hits_of(batches, "_distance", |d| 1.0 - d))
-                .collect(),
-        );
-        let mut by_id: HashMap<String, SearchHit> = text
-            .iter()
-            .chain(&vector)
-            .map(|(hit, _)| (hit.id.clone(), hit.clone()))
-            .collect();
-        Ok(fuse(&ranked_ids(&text), &ranked_ids(&vector), candidates)
-            .into_iter()
-            .filter_map(|fused| {
-                let mut hit = by_id.remove(&fused.id)?;
-                hit.score = fused.score;
-                (hit.bm25, hit.cosine) = (fused.bm25, fused.cosine);
-                (hit.text_rank, hit.vector_rank) = (fused.text_rank, fused.vector_rank);
-                Some(hit)
-            })
-            .collect())
+        Ok(fused_hits(&retrieved, hits_of, candidates))
     }
 
     /// The same hybrid search over the `chunks` table (source text in ~1,200-token chunks):
@@ -174,31 +152,7 @@ impl LanceSink {
         let retrieved = self
             .retrieve(&self.chunks, request, &filter, CHUNK_COLUMNS, candidates)
             .await?;
-        let text = chunk_hits_of(&retrieved.text, "_score", |s| s);
-        let vector = interleave(
-            retrieved
-                .vector
-                .iter()
-                .map(|batches| chunk_hits_of(batches, "_distance", |d| 1.0 - d))
-                .collect(),
-        );
-        let mut by_id: HashMap<String, ChunkHit> = text
-            .iter()
-            .chain(&vector)
-            .map(|(hit, _)| (hit.id.clone(), hit.clone()))
-            .collect();
-        Ok(
-            fuse(&ranked_chunk_ids(&text), &ranked_chunk_ids(&vector), k)
-                .into_iter()
-                .filter_map(|fused| {
-                    let mut hit = by_id.remove(&fused.id)?;
-                    hit.score = fused.score;
-                    (hit.bm25, hit.cosine) = (fused.bm25, fused.cosine);
-                    (hit.text_rank, hit.vector_rank) = (fused.text_rank, fused.vector_rank);
-                    Some(hit)
-                })
-                .collect(),
-        )
+        Ok(fused_hits(&retrieved, chunk_hits_of, k))
     }
 
     /// BM25 and vector candidates of `table` under `filter`, with `columns` and the score.
@@ -302,7 +256,7 @@ fn scores<'a>(batch: &'a RecordBatch, column: &str) -> Option<&'a Float32Array> 
 fn hits_of(
     batches: &[RecordBatch],
     score_column: &str,
-    to_score: impl Fn(f32) -> f32,
+    to_score: fn(f32) -> f32,
 ) -> Vec<(SearchHit, f32)> {
     let mut hits = Vec::new();
     for batch in batches {
@@ -340,7 +294,7 @@ fn hits_of(
 fn chunk_hits_of(
     batches: &[RecordBatch],
     score_column: &str,
-    to_score: impl Fn(f32) -> f32,
+    to_score: fn(f32) -> f32,
 ) -> Vec<(ChunkHit, f32)> {
     let mut hits = Vec::new();
     for batch in batches {
@@ -385,12 +339,64 @@ fn chunk_hits_of(
     hits
 }
 
-fn ranked_ids(hits: &[(SearchHit, f32)]) -> Vec<(String, f32)> {
-    hits.iter().map(|(h, s)| (h.id.clone(), *s)).collect()
+/// A hit of either table, as reciprocal-rank fusion sees it.
+trait Hit: Clone {
+    fn id(&self) -> &str;
+    fn scored(&mut self, fused: &Fused);
 }
 
-fn ranked_chunk_ids(hits: &[(ChunkHit, f32)]) -> Vec<(String, f32)> {
-    hits.iter().map(|(h, s)| (h.id.clone(), *s)).collect()
+impl Hit for SearchHit {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn scored(&mut self, fused: &Fused) {
+        self.score = fused.score;
+        (self.bm25, self.cosine) = (fused.bm25, fused.cosine);
+        (self.text_rank, self.vector_rank) = (fused.text_rank, fused.vector_rank);
+    }
+}
+
+impl Hit for ChunkHit {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn scored(&mut self, fused: &Fused) {
+        self.score = fused.score;
+        (self.bm25, self.cosine) = (fused.bm25, fused.cosine);
+        (self.text_rank, self.vector_rank) = (fused.text_rank, fused.vector_rank);
+    }
+}
+
+/// Reads a retriever's batches into ranked hits, converting its score column.
+type ReadHits<H> = fn(&[RecordBatch], &str, fn(f32) -> f32) -> Vec<(H, f32)>;
+
+/// The hits `read` finds in both retrievers' batches (the vector lists of several models
+/// interleaved), fused by reciprocal rank: up to `k`, with their scores and ranks.
+fn fused_hits<H: Hit>(retrieved: &Retrieved, read: ReadHits<H>, k: usize) -> Vec<H> {
+    let text = read(&retrieved.text, "_score", |s| s);
+    let vector = interleave(
+        retrieved
+            .vector
+            .iter()
+            .map(|batches| read(batches, "_distance", |d| 1.0 - d))
+            .collect(),
+    );
+    let ranked = |hits: &[(H, f32)]| -> Vec<(String, f32)> {
+        hits.iter().map(|(h, s)| (h.id().to_string(), *s)).collect()
+    };
+    let mut by_id: HashMap<String, H> = text
+        .iter()
+        .chain(&vector)
+        .map(|(hit, _)| (hit.id().to_string(), hit.clone()))
+        .collect();
+    fuse(&ranked(&text), &ranked(&vector), k)
+        .into_iter()
+        .filter_map(|fused| {
+            let mut hit = by_id.remove(&fused.id)?;
+            hit.scored(&fused);
+            Some(hit)
+        })
+        .collect()
 }
 
 /// One id of the fused list with its scores.
