@@ -45,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
+from datetime import date
 
 import numpy as np
 from scipy import sparse
@@ -236,7 +237,7 @@ def export(model, dim, c, cw, gen_weight, n_train, path):
         % (n_train, ", a generated sample" if gen_weight > 0 else ""),
         "# C = %g, class_weight = %s, generated weight = %g." % (c, cw, gen_weight),
         "[typer]",
-        "model = %s" % json.dumps("logreg-hash-%d/2026-11-30" % dim),
+        "model = %s" % json.dumps("logreg-hash-%d-n%d/%s" % (dim, n_train, date.today())),
         "dim = %d" % dim,
         "classes = %s" % json.dumps(classes),
         "bias = [%s]" % ", ".join(repr(rnd(b)) for b in bias),

@@ -42,7 +42,7 @@ use mentions::{LocalPeople, Mention, Recogniser, normalise, party_key};
 use relations::RelationReader;
 
 /// Name and version written into every element's provenance.
-pub const EXTRACTOR: &str = "epigraph.rules/0.4";
+pub const EXTRACTOR: &str = "epigraph.rules/0.5";
 
 /// Structural relationship types (besides the vocabulary of `ontology/relations.toml`).
 pub mod edge {
