@@ -108,6 +108,18 @@ impl Classifier {
     /// assert_eq!(type_of("thanks!"), None);
     /// ```
     pub fn classify(&self, text: &str, section: Option<&str>, kind: SourceKind) -> Option<Typing> {
+        self.classify_scored(text, section, kind)
+            .map(|(typing, _)| typing)
+    }
+
+    /// [`Classifier::classify`] and the rule score of each type (as [`Classifier::type_scores`]
+    /// gives them), from one pass of the cues.
+    pub fn classify_scored(
+        &self,
+        text: &str,
+        section: Option<&str>,
+        kind: SourceKind,
+    ) -> Option<(Typing, [u32; 9])> {
         if self.noise_patterns.iter().any(|p| p.is_match(text)) {
             return None;
         }
@@ -136,12 +148,13 @@ impl Classifier {
                 (0, memory_type, self.temporal_type(memory_type))
             }
         };
-        Some(Typing {
+        let typing = Typing {
             memory_type,
             statement_type: self.statement_type(memory_type, text),
             temporal_type,
             score,
-        })
+        };
+        Some((typing, self.in_table_order(&scores)))
     }
 
     /// The rule score of each type for a unit, in [`EpistemicType::ALL`] order (what
@@ -156,14 +169,18 @@ impl Classifier {
     /// assert_eq!(scores.iter().max(), Some(&scores[question]));
     /// ```
     pub fn type_scores(&self, text: &str, section: Option<&str>) -> [u32; 9] {
-        let (scores, _) = self.score_types(text, section);
+        self.in_table_order(&self.score_types(text, section).0)
+    }
+
+    /// Scores listed in the ontology's order of types, rearranged in [`EpistemicType::ALL`] order.
+    fn in_table_order(&self, scores: &[u32]) -> [u32; 9] {
         let mut out = [0; 9];
         for (cues, score) in self.types.iter().zip(scores) {
             if let Some(i) = EpistemicType::ALL
                 .iter()
                 .position(|t| *t == cues.memory_type)
             {
-                out[i] = score;
+                out[i] = *score;
             }
         }
         out

@@ -239,13 +239,22 @@ impl Extractor {
     /// unit into noise but never revives one the rules call noise. A type the rules did not
     /// choose keeps no cue score (its confidence is that of an uncued unit).
     pub fn type_unit(&self, unit: &segment::Unit, kind: SourceKind) -> Option<classify::Typing> {
-        let typing = self
-            .classifier
-            .classify(&unit.text, unit.section.as_deref(), kind)?;
         let Some(typer) = &self.ontology.typer else {
-            return Some(typing);
+            return self
+                .classifier
+                .classify(&unit.text, unit.section.as_deref(), kind);
         };
-        let input = self.typer_input(unit, kind, typing.memory_type);
+        let (typing, rule_scores) =
+            self.classifier
+                .classify_scored(&unit.text, unit.section.as_deref(), kind)?;
+        let input = typer::TyperInput {
+            text: &unit.text,
+            section: unit.section.as_deref(),
+            kind,
+            form: unit.form,
+            rule_scores,
+            rule_type: typing.memory_type,
+        };
         let memory_type = typer.predict(&input).0?;
         if memory_type == typing.memory_type {
             return Some(typing);

@@ -166,12 +166,122 @@ pub fn feature_strings(input: &TyperInput) -> Vec<String> {
     out
 }
 
-/// The hashed feature indices of a unit (each counts 1), sorted and without duplicates.
+/// FNV-1a 64 fed piece by piece: hashing `"w:"` then `"must"` equals [`fnv1a64`]`("w:must")`,
+/// so features are hashed without building their strings.
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Fnv {
+    const START: Fnv = Fnv(0xcbf2_9ce4_8422_2325);
+
+    fn with(mut self, bytes: &[u8]) -> Self {
+        for byte in bytes {
+            self.0 ^= u64::from(*byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self
+    }
+}
+
+/// The words of `text` as [`words`] gives them, written into `buffer`; returns their spans.
+fn word_spans(text: &str, buffer: &mut Vec<u8>) -> Vec<(usize, usize)> {
+    buffer.clear();
+    let mut spans = Vec::new();
+    let mut start = 0;
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() {
+            buffer.push(if byte.is_ascii_digit() {
+                b'0'
+            } else {
+                byte.to_ascii_lowercase()
+            });
+        } else if buffer.len() > start {
+            spans.push((start, buffer.len()));
+            start = buffer.len();
+        }
+    }
+    if buffer.len() > start {
+        spans.push((start, buffer.len()));
+    }
+    spans
+}
+
+/// The hashed feature indices of a unit (each counts 1), sorted and without duplicates: the
+/// indices of [`feature_strings`], computed without allocating a string per feature (the
+/// typer runs on every typed unit of the extractor's hot path).
 pub fn hashed_features(input: &TyperInput, dim: u32) -> Vec<u32> {
-    let mut out: Vec<u32> = feature_strings(input)
-        .iter()
-        .map(|f| (fnv1a64(f) % u64::from(dim.max(1))) as u32)
-        .collect();
+    let dim = u64::from(dim.max(1));
+    let mut out: Vec<u32> = Vec::with_capacity(64);
+    let mut push = |hash: Fnv| out.push((hash.0 % dim) as u32);
+    let mut text_words = Vec::with_capacity(input.text.len());
+    let spans = word_spans(input.text, &mut text_words);
+    let word = |&(a, b): &(usize, usize)| &text_words[a..b];
+    let (w, b) = (Fnv::START.with(b"w:"), Fnv::START.with(b"b:"));
+    for span in &spans {
+        push(w.with(word(span)));
+    }
+    let mut previous: &[u8] = b"^";
+    for span in &spans {
+        push(b.with(previous).with(b" ").with(word(span)));
+        previous = word(span);
+    }
+    if !spans.is_empty() {
+        push(b.with(previous).with(b" $"));
+    }
+    let mut section_words = Vec::new();
+    let section = Fnv::START.with(b"s:");
+    for (a, z) in word_spans(input.section.unwrap_or(""), &mut section_words) {
+        push(section.with(&section_words[a..z]));
+    }
+    let flag = |name: &str| Fnv::START.with(b"x:").with(name.as_bytes());
+    let text = input.text.trim();
+    if text.ends_with('?') {
+        push(flag("question_mark"));
+    } else if text.contains('?') {
+        push(flag("inner_question_mark"));
+    }
+    if text.bytes().any(|b| b.is_ascii_digit()) {
+        push(flag("digit"));
+    }
+    if text.contains('%') {
+        push(flag("percent"));
+    }
+    if text.contains("http://") || text.contains("https://") {
+        push(flag("url"));
+    }
+    if text.starts_with('(') {
+        push(flag("parenthesised"));
+    }
+    if text.starts_with("..") {
+        push(flag("directive"));
+    }
+    if let Some(first) = spans.first().map(word)
+        && OPENERS.iter().any(|o| o.as_bytes() == first)
+    {
+        push(flag("first:").with(first));
+    }
+    let length = match spans.len() {
+        0..=3 => "short",
+        4..=10 => "medium",
+        11..=25 => "long",
+        _ => "very_long",
+    };
+    push(flag("length:").with(length.as_bytes()));
+    push(flag("kind:").with(input.kind.as_str().as_bytes()));
+    let form = match input.form {
+        UnitForm::Header => "header",
+        UnitForm::ListItem => "list",
+        UnitForm::Sentence => "sentence",
+    };
+    push(flag("form:").with(form.as_bytes()));
+    if input.rule_scores.iter().all(|s| *s == 0) {
+        push(Fnv::START.with(b"r:none"));
+    }
+    push(
+        Fnv::START
+            .with(b"r:")
+            .with(input.rule_type.name().as_bytes()),
+    );
     out.sort_unstable();
     out.dedup();
     out
@@ -354,6 +464,62 @@ mod tests {
             assert_eq!(fnv1a64(feature), expected, "{feature:?}");
             assert_eq!(fnv1a64(feature) % dim, h["index"].as_u64().unwrap());
         }
+    }
+
+    /// The allocation-free hashing gives exactly the indices of the feature strings (which
+    /// Python recomputes when training), whatever the text.
+    #[test]
+    fn hashed_features_are_the_hashes_of_the_feature_strings() {
+        let texts = [
+            "",
+            "   ",
+            "?",
+            "Should dicts and sets automatically freeze their mutable keys?",
+            "Python 2.4 MUST ship—soon? Maybe (or not) in 3.1.",
+            "(see http://example.org) 15% faster",
+            ".. [1] https://peps.python.org/pep-0008/",
+            "use unittest or py.test; up to you",
+            "Café naïve façade — ünïcödé only",
+            "a b c d e f g h i j k l m n o p q r s t u v w x y z aa bb cc",
+            "x",
+        ];
+        let sections = [
+            None,
+            Some(""),
+            Some("Open Issues"),
+            Some("Rationale 2.0 — why?"),
+        ];
+        let forms = [UnitForm::Header, UnitForm::ListItem, UnitForm::Sentence];
+        let kinds = [SourceKind::Chat, SourceKind::Document];
+        let mut checked = 0;
+        for (i, text) in texts.iter().enumerate() {
+            for (j, section) in sections.iter().enumerate() {
+                let rule_scores = if (i + j) % 3 == 0 {
+                    [0; 9]
+                } else {
+                    [i as u32, 0, 3, 0, 0, j as u32, 0, 1, 0]
+                };
+                let input = TyperInput {
+                    text,
+                    section: *section,
+                    kind: kinds[(i + j) % 2],
+                    form: forms[(i * 4 + j) % 3],
+                    rule_scores,
+                    rule_type: EpistemicType::ALL[(i + j) % 9],
+                };
+                for dim in [7, 4_096, 32_768] {
+                    let mut expected: Vec<u32> = feature_strings(&input)
+                        .iter()
+                        .map(|f| (fnv1a64(f) % u64::from(dim)) as u32)
+                        .collect();
+                    expected.sort_unstable();
+                    expected.dedup();
+                    assert_eq!(hashed_features(&input, dim), expected, "{input:?} at {dim}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, texts.len() * sections.len() * 3);
     }
 
     #[test]
