@@ -38,7 +38,8 @@ pub struct LanceConfig {
     pub embed: bool,
     /// How stale a reader may be, in milliseconds: after this long a read checks for versions
     /// written by another process (`epigraph serve` reading what `epigraph run` writes).
-    /// 0 checks on every read. Default 500.
+    /// 0 checks on every read. Default 500. Whether a table holds vectors of another model
+    /// (a static backfill's) is re-read after ten times this.
     pub read_consistency_ms: u64,
     /// Rows the background embedder takes per batch (oldest written first). A batch is one
     /// read, one pass of the model over its distinct new texts (in forward passes of

@@ -190,7 +190,17 @@ impl LanceSink {
         {
             // One vector search per model: the query embedded by each, against its rows.
             let mut models = vec![embedder];
-            models.extend(self.also_embedded_by.iter().cloned());
+            let others = self
+                .shared
+                .other_models
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            for other in others {
+                if self.holds_vectors_of(table, other.model_id()).await? {
+                    models.push(other);
+                }
+            }
             let several = models.len() > 1;
             for embedder in models {
                 let only = if several {

@@ -1,6 +1,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
 use lancedb::arrow::arrow_array::{RecordBatch, RecordBatchIterator};
@@ -36,6 +37,12 @@ pub(crate) struct Shared {
     /// Rows with vectors the vector index of `memory` and of `chunks` was last trained on
     /// (0: no index known).
     pub(crate) trained_on: [AtomicUsize; 2],
+    /// Embedders of vectors other models left in the tables (the static table of a bulk
+    /// backfill, until the filler upgraded them): searches embed the query with each too.
+    pub(crate) other_models: std::sync::RwLock<Vec<Arc<Embedder>>>,
+    /// Whether a table holds vectors of a model, by table and model id, and when that was read
+    /// (see [`LanceSink::holds_vectors_of`]).
+    pub(crate) model_presence: std::sync::Mutex<HashMap<(String, String), (Instant, bool)>>,
     pub(crate) config: LanceConfig,
 }
 
@@ -63,9 +70,6 @@ pub struct LanceSink {
     /// The `chunks` table.
     pub(crate) chunks: Table,
     pub(crate) embedder: Option<Arc<Embedder>>,
-    /// Embedders of vectors other models left in the tables (the static table of a bulk
-    /// backfill, until the filler upgraded them): searches embed the query with each too.
-    pub(crate) also_embedded_by: Vec<Arc<Embedder>>,
     pub(crate) view: String,
     /// Id of the vectors' model, hashed with each text (`text_hash`).
     pub(crate) model: String,
@@ -243,7 +247,6 @@ impl LanceSink {
             table,
             chunks,
             embedder,
-            also_embedded_by: Vec::new(),
             view: crate::neo4j::DEFAULT_VIEW.to_string(),
             model,
             shared: Arc::new(Shared {
@@ -251,6 +254,8 @@ impl LanceSink {
                 cache: std::sync::Mutex::new(VectorCache::new(config.vector_cache_entries)),
                 wake: Notify::new(),
                 trained_on: [AtomicUsize::new(0), AtomicUsize::new(0)],
+                other_models: std::sync::RwLock::new(Vec::new()),
+                model_presence: std::sync::Mutex::new(HashMap::new()),
                 config: config.clone(),
             }),
             observer: None,
@@ -259,11 +264,43 @@ impl LanceSink {
 
     /// The same sink also searching the rows whose vectors `other` computed (rows carry their
     /// `vector_model`): a query is embedded by each model and matched against its rows only.
-    pub fn also_embedded_by(mut self, other: Arc<Embedder>) -> Self {
-        if Some(other.model_id()) != self.embedder.as_ref().map(|e| e.model_id()) {
-            self.also_embedded_by.push(other);
-        }
+    pub fn also_embedded_by(self, other: Arc<Embedder>) -> Self {
+        self.embed_queries_also_with(other);
         self
+    }
+
+    /// From now on, also embed queries with `other` wherever a table holds its vectors; every
+    /// clone of this sink sees it (a running query service takes on the static table when a
+    /// backfill starts). Returns false when `other` is this sink's own model or already known.
+    pub fn embed_queries_also_with(&self, other: Arc<Embedder>) -> bool {
+        if Some(other.model_id()) == self.embedder.as_ref().map(|e| e.model_id()) {
+            return false;
+        }
+        let mut others = self
+            .shared
+            .other_models
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        if others.iter().any(|e| e.model_id() == other.model_id()) {
+            return false;
+        }
+        info!(
+            model = other.model_id(),
+            "queries are also embedded by another model"
+        );
+        others.push(other);
+        true
+    }
+
+    /// The ids of the other models queries are embedded by ([`LanceSink::also_embedded_by`]).
+    pub fn other_query_models(&self) -> Vec<String> {
+        self.shared
+            .other_models
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|e| e.model_id().to_string())
+            .collect()
     }
 
     /// The same sink reporting its vector backlog, embeddings and cache hits to `observer`.
@@ -415,13 +452,49 @@ impl LanceSink {
             .map_err(ConnectorError::lance("counting rows"))
     }
 
+    /// Whether `table` holds rows with vectors of `model`. Read at most once per ten times
+    /// `read_consistency_ms` (5 s by default) per table and model, so a query pays for a count
+    /// only now and then, and a backfill written by another process is searched within that.
+    pub(crate) async fn holds_vectors_of(
+        &self,
+        table: &Table,
+        model: &str,
+    ) -> Result<bool, ConnectorError> {
+        let key = (table.name().to_string(), model.to_string());
+        let ttl = Duration::from_millis(self.shared.config.read_consistency_ms.saturating_mul(10));
+        let known = self
+            .shared
+            .model_presence
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .copied();
+        if let Some((read, present)) = known
+            && read.elapsed() < ttl
+        {
+            return Ok(present);
+        }
+        let present = table
+            .count_rows(Some(format!("vector_model = {}", quote(model))))
+            .await
+            .map_err(ConnectorError::lance("counting rows of a model"))?
+            > 0;
+        self.shared
+            .model_presence
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, (Instant::now(), present));
+        Ok(present)
+    }
+
     /// Create the missing indexes and fold new rows into them: the full-text index on `text`
     /// and a B-tree on `text_hash` (the vector cache's lookups) once the table has rows, the
     /// vector index once `vector_index_min_rows` rows have vectors (retrained when that number
     /// doubled since). Called by the pipeline when it is idle and after compactions.
     pub async fn optimize(&self) -> Result<(), ConnectorError> {
         let _write = self.shared.write.lock().await;
-        for (table, name) in [(&self.table, "memory"), (&self.chunks, "chunks")] {
+        for target in [Target::Memory, Target::Chunks] {
+            let (table, name) = (self.target(target), target.name());
             if table
                 .count_rows(None)
                 .await
@@ -454,45 +527,20 @@ impl LanceSink {
                     .await
                     .map_err(ConnectorError::lance("creating the text hash index"))?;
             }
-            if name == "chunks" {
-                table
-                    .optimize(OptimizeAction::Index(OptimizeOptions::default()))
-                    .await
-                    .map_err(ConnectorError::lance("optimizing the chunks' indexes"))?;
-            }
-        }
-        for target in [Target::Memory, Target::Chunks] {
-            let table = self.target(target);
-            if table
-                .count_rows(None)
+            self.vector_index(target, indexed("vector")).await?;
+            // Fold the rows written since into the existing indexes.
+            table
+                .optimize(OptimizeAction::Index(OptimizeOptions::default()))
                 .await
-                .map_err(ConnectorError::lance("counting rows"))?
-                == 0
-            {
-                continue;
-            }
-            let indices = table
-                .list_indices()
-                .await
-                .map_err(ConnectorError::lance("listing indexes"))?;
-            let exists = indices
-                .iter()
-                .any(|i| i.columns.iter().any(|c| c == "vector"));
-            let trained = self.vector_index(target, exists).await?;
-            if !trained && target == Target::Memory {
-                table
-                    .optimize(OptimizeAction::Index(OptimizeOptions::default()))
-                    .await
-                    .map_err(ConnectorError::lance("optimizing indexes"))?;
-            }
+                .map_err(ConnectorError::lance("optimizing indexes"))?;
         }
         Ok(())
     }
 
     /// Creates (or retrains) the vector index of `target` when its rows with vectors reached
-    /// the threshold (or doubled since the last training); returns whether it did. Chunks are
+    /// the threshold (or doubled since the last training). Chunks are
     /// Mind Graph's fallback and are searched by vector too, so they get the same index.
-    async fn vector_index(&self, target: Target, exists: bool) -> Result<bool, ConnectorError> {
+    async fn vector_index(&self, target: Target, exists: bool) -> Result<(), ConnectorError> {
         let table = self.target(target);
         let trained_on = &self.shared.trained_on[target as usize];
         if exists && trained_on.load(Ordering::Relaxed) == 0 {
@@ -515,7 +563,7 @@ impl LanceSink {
             embedded >= self.shared.config.vector_index_min_rows.max(1)
         };
         if !due {
-            return Ok(false);
+            return Ok(());
         }
         let started = std::time::Instant::now();
         // About 8,192 vectors per IVF partition (each partition is one HNSW graph).
@@ -543,7 +591,7 @@ impl LanceSink {
             retrained = exists,
             "trained the vector index (IVF_HNSW_SQ, cosine)"
         );
-        Ok(true)
+        Ok(())
     }
 
     /// The chunks' vector index rows (indexed, not yet indexed), when there is one.

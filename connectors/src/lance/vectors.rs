@@ -1249,4 +1249,95 @@ mod tests {
         );
         assert_eq!(again.count(Some(by(&model_id))).await.unwrap(), 3);
     }
+
+    /// A query service opened before a bulk backfill takes the static table on afterwards
+    /// (every clone sees it), finds the backfill's rows through it, and searches a table with
+    /// a model only while that table holds the model's vectors.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_reader_opened_before_a_backfill_takes_the_static_table_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LanceConfig {
+            dir: dir.path().display().to_string(),
+            read_consistency_ms: 0,
+            ..LanceConfig::default()
+        };
+        let model = Arc::new(Embedder::load(&EmbedConfig::default()).unwrap());
+        let live = LanceSink::open(&config, Some(model.clone())).await.unwrap();
+        let clone_before = live.clone();
+        let fast = Arc::new(
+            Embedder::load(&EmbedConfig {
+                kind: crate::embed::EmbedKind::Static,
+                ..EmbedConfig::default()
+            })
+            .expect("model files (deploy/local/services.sh model)"),
+        );
+        assert!(live.embed_queries_also_with(fast.clone()));
+        assert!(!live.embed_queries_also_with(fast.clone()), "taken on once");
+        assert!(
+            !live.embed_queries_also_with(model.clone()),
+            "not its own model"
+        );
+        assert_eq!(clone_before.other_query_models(), vec![fast.model_id()]);
+        assert!(
+            !live
+                .holds_vectors_of(&live.table, fast.model_id())
+                .await
+                .unwrap()
+        );
+
+        let backfill = LanceSink::open(&config, Some(fast.clone())).await.unwrap();
+        backfill
+            .apply(
+                &[
+                    row(
+                        "m1",
+                        "v1",
+                        "The frobnicator budget is capped at forty thousand euros.",
+                    ),
+                    row("m2", "v1", "Lunch is served in the cafeteria at noon."),
+                ],
+                &[],
+            )
+            .await
+            .unwrap();
+        backfill
+            .spawn_vector_filler()
+            .unwrap()
+            .drained()
+            .await
+            .unwrap();
+        assert!(
+            live.holds_vectors_of(&live.table, fast.model_id())
+                .await
+                .unwrap(),
+            "the backfill's rows are seen at once with read_consistency_ms = 0"
+        );
+        assert!(
+            !live
+                .holds_vectors_of(&live.chunks, fast.model_id())
+                .await
+                .unwrap(),
+            "no chunk has a static vector"
+        );
+        assert!(
+            !live
+                .holds_vectors_of(&live.table, model.model_id())
+                .await
+                .unwrap(),
+            "no row has the transformer's vector yet"
+        );
+        let found = clone_before
+            .search(&SearchRequest {
+                query: "how large is the frobnicator budget".into(),
+                k: 1,
+                tenant: "acme".into(),
+                mode: SearchMode::Vector,
+                types: Vec::new(),
+                candidates: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(found[0].id, "m1", "{found:?}");
+        assert_eq!(found[0].vector_rank, Some(1));
+    }
 }

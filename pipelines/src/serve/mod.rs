@@ -265,6 +265,24 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
+/// How often a query service without the static embedding table looks for its file.
+const STATIC_TABLE_LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Load the static embedding table of `backfill` and embed queries with it too, if its file
+/// exists (a bulk backfill distils it on first use). Returns whether it did.
+async fn take_on_static_table(
+    lance: &LanceSink,
+    backfill: &epigraph_connectors::embed::EmbedConfig,
+) -> Result<bool> {
+    if !epigraph_connectors::embed::static_table::StaticTable::file(backfill).is_file() {
+        return Ok(false);
+    }
+    let config = backfill.clone();
+    let table = tokio::task::spawn_blocking(move || Embedder::load(&config)).await??;
+    lance.embed_queries_also_with(Arc::new(table));
+    Ok(true)
+}
+
 /// Open the stores (LanceDB with the embedder, Neo4j, the usage reporter and the webhook's
 /// producer when configured) into the handlers' state.
 pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
@@ -277,27 +295,31 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
         None
     };
     // A reader: a table another version wrote is an error, never dropped.
-    let mut lance = LanceSink::open_reader(&config.lancedb, embedder).await?;
+    let lance = LanceSink::open_reader(&config.lancedb, embedder).await?;
     // Rows a bulk backfill embedded with the static table keep those vectors until the
-    // pipeline's filler upgraded them: while there are any, queries are embedded by the table
-    // too (checked at start).
-    let backfill = epigraph_connectors::embed::EmbedConfig {
-        kind: epigraph_connectors::embed::EmbedKind::Static,
-        ..config.model.clone()
-    };
-    let static_rows = format!(
-        "vector_model = '{}'",
-        backfill.model_id().replace('\'', "''")
-    );
-    if config.lancedb.embed
-        && config.model.kind == epigraph_connectors::embed::EmbedKind::Model
-        && epigraph_connectors::embed::static_table::StaticTable::file(&backfill).is_file()
-        && lance.count(Some(static_rows.clone())).await?
-            + lance.count_chunks(Some(static_rows)).await?
-            > 0
-    {
-        let table = tokio::task::spawn_blocking(move || Embedder::load(&backfill)).await??;
-        lance = lance.also_embedded_by(Arc::new(table));
+    // pipeline's filler upgraded them: wherever a table holds such rows, queries are embedded
+    // by the table too. It is taken on now if its file exists, else as soon as a backfill
+    // distils it (looked for every 30 s).
+    if config.lancedb.embed && config.model.kind == epigraph_connectors::embed::EmbedKind::Model {
+        let backfill = epigraph_connectors::embed::EmbedConfig {
+            kind: epigraph_connectors::embed::EmbedKind::Static,
+            ..config.model.clone()
+        };
+        if !take_on_static_table(&lance, &backfill).await? {
+            let lance = lance.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(STATIC_TABLE_LOOK_EVERY).await;
+                    match take_on_static_table(&lance, &backfill).await {
+                        Ok(true) => break,
+                        Ok(false) => {}
+                        Err(error) => {
+                            tracing::warn!(%error, "could not load the static embedding table")
+                        }
+                    }
+                }
+            });
+        }
     }
     let graph = GraphReader::new(epigraph_connectors::neo4j::connect_graph(&config.neo4j)?);
     let usage = if config.serve.report_usage {
