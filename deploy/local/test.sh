@@ -12,6 +12,8 @@ source "$here/setup.sh"
 epigraph_setup
 # The Python venv with openapi-spec-validator (the query-service test validates /openapi.json).
 "$here/python.sh" >/dev/null
+# The hand-labelled real-text sets: ids, fields, verbatim texts, disjoint sources (stdlib only).
+python3 "$repo/eval/extraction/real/check.py" >/dev/null
 
 started_here=0
 if ! "$here/services.sh" status >/dev/null 2>&1; then

@@ -186,12 +186,37 @@ def tfidf(char=False, svm=False):
     return fit_predict
 
 
+def export_folds(old, new, path):
+    """The units with their labels, section, text, fold and whether the typer sees them."""
+    labelled = {}
+    for name in ("train.jsonl", "sentences.jsonl"):
+        for line in open(os.path.join(HERE, "real", name), encoding="utf-8"):
+            r = json.loads(line)
+            if r["split"] in ("train", "dev"):
+                labelled[r["id"]] = r
+    fold = T.folds_by_source(old, 5)
+    fold_of = {r["source"]: f for r, f in zip(old, fold)}
+    with open(path, "w", encoding="utf-8") as out:
+        for r, is_old in [(r, True) for r in old] + [(r, False) for r in new]:
+            unit = labelled[r["id"]]
+            out.write(json.dumps({
+                "id": r["id"], "source": r["source"], "section": unit["section"],
+                "text": unit["text"], "gold": unit["type"], "old": is_old,
+                "fold": fold_of.get(r["source"], -1), "usable": T.usable(r)}) + "\n")
+    print("wrote %s: %d units" % (path, len(old) + len(new)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cache", required=True)
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--export-folds", metavar="FILE",
+                    help="write the old and batch-2 units with their fold (for encoder/) and stop")
     args = ap.parse_args()
     old, new, gen = load(args.cache)
+    if args.export_folds:
+        export_folds(old, new, args.export_folds)
+        return
     print("old units %d, batch-2 units %d, generated %d" % (len(old), len(new), len(gen)))
     memo = {}
 
