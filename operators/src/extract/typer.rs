@@ -25,12 +25,7 @@ use crate::model::EpistemicType;
 /// assert_eq!(fnv1a64("w:must") % 4096, 13);
 /// ```
 pub fn fnv1a64(s: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in s.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash
+    Fnv::START.with(s.as_bytes()).0
 }
 
 /// The words of a text: maximal runs of ASCII letters and digits, lower-cased, every digit
