@@ -355,27 +355,22 @@ trait Hit: Clone {
     fn scored(&mut self, fused: &Fused);
 }
 
-impl Hit for SearchHit {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn scored(&mut self, fused: &Fused) {
-        self.score = fused.score;
-        (self.bm25, self.cosine) = (fused.bm25, fused.cosine);
-        (self.text_rank, self.vector_rank) = (fused.text_rank, fused.vector_rank);
-    }
+/// [`Hit`] for result types that carry an `id` and the fused score fields.
+macro_rules! impl_hit {
+    ($($hit:ty),*) => {$(
+        impl Hit for $hit {
+            fn id(&self) -> &str {
+                &self.id
+            }
+            fn scored(&mut self, fused: &Fused) {
+                self.score = fused.score;
+                (self.bm25, self.cosine) = (fused.bm25, fused.cosine);
+                (self.text_rank, self.vector_rank) = (fused.text_rank, fused.vector_rank);
+            }
+        }
+    )*};
 }
-
-impl Hit for ChunkHit {
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn scored(&mut self, fused: &Fused) {
-        self.score = fused.score;
-        (self.bm25, self.cosine) = (fused.bm25, fused.cosine);
-        (self.text_rank, self.vector_rank) = (fused.text_rank, fused.vector_rank);
-    }
-}
+impl_hit!(SearchHit, ChunkHit);
 
 /// Reads a retriever's batches into ranked hits, converting its score column.
 type ReadHits<H> = fn(&[RecordBatch], &str, fn(f32) -> f32) -> Vec<(H, f32)>;
