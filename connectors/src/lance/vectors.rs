@@ -1146,26 +1146,20 @@ mod tests {
         }
     }
 
-    /// The bulk-backfill path: rows embedded by the static table are found through it (the
-    /// query embedded by the table, matched against those rows only) until the transformer's
-    /// filler upgraded them, behind any row without a vector; the static filler never
-    /// downgrades a transformer's vector.
-    #[tokio::test(flavor = "multi_thread")]
-    async fn static_vectors_of_a_backfill_are_searched_then_upgraded_by_the_model() {
-        let dir = tempfile::tempdir().unwrap();
-        let config = LanceConfig {
-            dir: dir.path().display().to_string(),
-            read_consistency_ms: 0,
-            ..LanceConfig::default()
-        };
-        let fast = Arc::new(
+    /// The static table distilled from the bundled model.
+    fn static_embedder() -> Arc<Embedder> {
+        Arc::new(
             Embedder::load(&EmbedConfig {
                 kind: crate::embed::EmbedKind::Static,
                 ..EmbedConfig::default()
             })
             .expect("model files (deploy/local/services.sh model)"),
-        );
-        let backfill = LanceSink::open(&config, Some(fast.clone())).await.unwrap();
+        )
+    }
+
+    /// A bulk backfill embedded by `fast`: a budget row `m1` and a lunch row `m2`, vectors filled.
+    async fn static_backfill(config: &LanceConfig, fast: &Arc<Embedder>) -> LanceSink {
+        let backfill = LanceSink::open(config, Some(fast.clone())).await.unwrap();
         let rows = [
             row(
                 "m1",
@@ -1181,6 +1175,35 @@ mod tests {
             .drained()
             .await
             .unwrap();
+        backfill
+    }
+
+    /// The vector search that should find the budget row `m1`.
+    fn budget_query() -> SearchRequest {
+        SearchRequest {
+            query: "how large is the frobnicator budget".into(),
+            k: 1,
+            tenant: "acme".into(),
+            mode: SearchMode::Vector,
+            types: Vec::new(),
+            candidates: None,
+        }
+    }
+
+    /// The bulk-backfill path: rows embedded by the static table are found through it (the
+    /// query embedded by the table, matched against those rows only) until the transformer's
+    /// filler upgraded them, behind any row without a vector; the static filler never
+    /// downgrades a transformer's vector.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn static_vectors_of_a_backfill_are_searched_then_upgraded_by_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LanceConfig {
+            dir: dir.path().display().to_string(),
+            read_consistency_ms: 0,
+            ..LanceConfig::default()
+        };
+        let fast = static_embedder();
+        let backfill = static_backfill(&config, &fast).await;
         let by = |model: &str| format!("vector_model = '{model}'");
         assert_eq!(backfill.count(Some(by(fast.model_id()))).await.unwrap(), 2);
 
@@ -1190,17 +1213,7 @@ mod tests {
             .await
             .unwrap()
             .also_embedded_by(fast.clone());
-        let found = live
-            .search(&SearchRequest {
-                query: "how large is the frobnicator budget".into(),
-                k: 1,
-                tenant: "acme".into(),
-                mode: SearchMode::Vector,
-                types: Vec::new(),
-                candidates: None,
-            })
-            .await
-            .unwrap();
+        let found = live.search(&budget_query()).await.unwrap();
         assert_eq!(
             found[0].id, "m1",
             "found through the static table: {found:?}"
@@ -1226,17 +1239,7 @@ mod tests {
         );
         let hashes = live.state().await.unwrap();
         assert_eq!(hashes.len(), 3);
-        let upgraded = live
-            .search(&SearchRequest {
-                query: "how large is the frobnicator budget".into(),
-                k: 1,
-                tenant: "acme".into(),
-                mode: SearchMode::Vector,
-                types: Vec::new(),
-                candidates: None,
-            })
-            .await
-            .unwrap();
+        let upgraded = live.search(&budget_query()).await.unwrap();
         assert_eq!(upgraded[0].id, "m1");
         // The static filler leaves the transformer's vectors alone.
         let again = LanceSink::open(&config, Some(fast)).await.unwrap();
@@ -1264,13 +1267,7 @@ mod tests {
         let model = Arc::new(Embedder::load(&EmbedConfig::default()).unwrap());
         let live = LanceSink::open(&config, Some(model.clone())).await.unwrap();
         let clone_before = live.clone();
-        let fast = Arc::new(
-            Embedder::load(&EmbedConfig {
-                kind: crate::embed::EmbedKind::Static,
-                ..EmbedConfig::default()
-            })
-            .expect("model files (deploy/local/services.sh model)"),
-        );
+        let fast = static_embedder();
         assert!(live.embed_queries_also_with(fast.clone()));
         assert!(!live.embed_queries_also_with(fast.clone()), "taken on once");
         assert!(
@@ -1285,27 +1282,7 @@ mod tests {
                 .unwrap()
         );
 
-        let backfill = LanceSink::open(&config, Some(fast.clone())).await.unwrap();
-        backfill
-            .apply(
-                &[
-                    row(
-                        "m1",
-                        "v1",
-                        "The frobnicator budget is capped at forty thousand euros.",
-                    ),
-                    row("m2", "v1", "Lunch is served in the cafeteria at noon."),
-                ],
-                &[],
-            )
-            .await
-            .unwrap();
-        backfill
-            .spawn_vector_filler()
-            .unwrap()
-            .drained()
-            .await
-            .unwrap();
+        static_backfill(&config, &fast).await;
         assert!(
             live.holds_vectors_of(&live.table, fast.model_id())
                 .await
@@ -1326,17 +1303,7 @@ mod tests {
                 .unwrap(),
             "no row has the transformer's vector yet"
         );
-        let found = clone_before
-            .search(&SearchRequest {
-                query: "how large is the frobnicator budget".into(),
-                k: 1,
-                tenant: "acme".into(),
-                mode: SearchMode::Vector,
-                types: Vec::new(),
-                candidates: None,
-            })
-            .await
-            .unwrap();
+        let found = clone_before.search(&budget_query()).await.unwrap();
         assert_eq!(found[0].id, "m1", "{found:?}");
         assert_eq!(found[0].vector_rank, Some(1));
     }
