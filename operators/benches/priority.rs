@@ -89,6 +89,7 @@ fn node(i: u64) -> PriorityNode {
         open: memory_type == EpistemicType::Question && !r.is_multiple_of(3),
         blocking: (r >> 20) as u32 % 3,
         stakes: None,
+        retired: false,
     }
 }
 

@@ -90,6 +90,47 @@ pub fn header_links(body: &str) -> Vec<(String, DocRole)> {
     links
 }
 
+/// Status values by which a document declares itself no longer in force.
+const RETIRED_STATUSES: [&str; 7] = [
+    "superseded",
+    "rejected",
+    "withdrawn",
+    "deprecated",
+    "obsolete",
+    "replaced",
+    "abandoned",
+];
+
+/// Whether a header unit (`Key: value`, as the segmenter yields it) says that its document is
+/// retired: a `Status:` of superseded, rejected, withdrawn, deprecated, obsolete, replaced or
+/// abandoned, or a non-empty successor field (`Superseded-By: 345`). Body sentences that only
+/// mention such words are not headers and do not count.
+///
+/// ```
+/// use epigraph_operators::extract::doclinks::declares_retired;
+/// assert!(declares_retired("Status: Withdrawn"));
+/// assert!(declares_retired("status: superseded by ADR-12"));
+/// assert!(declares_retired("Superseded-By: 345"));
+/// assert!(!declares_retired("Status: Accepted"));
+/// assert!(!declares_retired("Superseded-By:"));
+/// assert!(!declares_retired("The old layout was withdrawn in 2019."));
+/// ```
+pub fn declares_retired(unit_text: &str) -> bool {
+    let Some((key, value)) = unit_text.split_once(':') else {
+        return false;
+    };
+    let key = key.trim().to_ascii_lowercase();
+    let value = value.trim().to_ascii_lowercase();
+    if SUCCESSOR_FIELDS.contains(&key.as_str()) {
+        return !value.is_empty();
+    }
+    key == "status"
+        && value
+            .split(|c: char| !c.is_alphanumeric())
+            .next()
+            .is_some_and(|word| RETIRED_STATUSES.contains(&word))
+}
+
 /// The number of a document reference: `0314`, `PEP 314`, `pep-0314`, `ADR-7` → `314`, `7`.
 fn number(value: &str) -> Option<u64> {
     let digits: String = value

@@ -141,6 +141,11 @@ pub struct PenaltySettings {
     pub weight: f64,
     /// a_s: per inbound demoting edge. Bundled: 0.05.
     pub supersession_weight: f64,
+    /// a_r: once per memory object whose source document is retired (replaced by another
+    /// document, or declared superseded, withdrawn, rejected, … in its own header). Bundled:
+    /// 0.05, the same as one superseding edge; 0 when the file leaves it out.
+    #[serde(default)]
+    pub retired_source_weight: f64,
     /// Edge types that demote their target; their influence flows target → source.
     /// Bundled: `["SUPERSEDES"]`.
     #[serde(default)]
@@ -231,6 +236,8 @@ pub struct PriorityConfig {
     pub penalty_weight: Fixed,
     /// a_s.
     pub supersession_weight: Fixed,
+    /// a_r.
+    pub retired_source_weight: Fixed,
     /// Urgency: weight of age per horizon.
     pub age_weight: Fixed,
     /// Urgency: the age horizon, days.
@@ -351,6 +358,7 @@ impl PriorityConfig {
             influence_scale: fixed(settings.influence.scale),
             penalty_weight: fixed(settings.penalty.weight),
             supersession_weight: fixed(settings.penalty.supersession_weight),
+            retired_source_weight: fixed(settings.penalty.retired_source_weight),
             age_weight: fixed(u.age_weight),
             age_horizon_days: fixed(u.age_horizon_days),
             blocking_weight: fixed(u.blocking_weight),
@@ -418,6 +426,10 @@ fn check_domains(s: &PrioritySettings, ontology: &Ontology) -> Result<(), Priori
         ("influence.weight", s.influence.weight),
         ("penalty.weight", s.penalty.weight),
         ("penalty.supersession_weight", s.penalty.supersession_weight),
+        (
+            "penalty.retired_source_weight",
+            s.penalty.retired_source_weight,
+        ),
         ("urgency.age_weight", s.urgency.age_weight),
         ("urgency.blocking_weight", s.urgency.blocking_weight),
         ("urgency.stakes_weight", s.urgency.stakes_weight),

@@ -6,14 +6,19 @@ use differential_dataflow::VecCollection;
 use differential_dataflow::lattice::Lattice;
 use timely::progress::Timestamp;
 
+use std::collections::BTreeSet;
+
 use super::{Now, PriorityConfig, PriorityEdge, PriorityNode, Usage, priorities};
-use crate::model::{GraphElement, NodePriority, Standing};
+use crate::extract::doclinks::declares_retired;
+use crate::model::{GraphElement, MemoryObject, NodePriority, Standing, stable_id};
 
 /// K for every memory object of `graph`, as `Priority` elements.
 ///
 /// A node is created at its valid time (else its recorded time); it is an open question while
-/// its standing is `open`; stakes are the configured default. Relations whose type is not a
-/// configured edge are ignored.
+/// its standing is `open`; stakes are the configured default; it is retired (c adds a_r) while
+/// its source document is replaced by another (a demoting edge between the two source nodes) or
+/// declares itself superseded, withdrawn, rejected, … in a header line that is a memory object.
+/// Relations whose type is not a configured edge are ignored.
 ///
 /// ```
 /// use differential_dataflow::input::Input;
@@ -50,8 +55,14 @@ pub fn prioritise<'s, T>(
 where
     T: Timestamp + Lattice + Ord,
 {
-    let nodes = graph.clone().flat_map(|e| match e {
-        GraphElement::Memory(m) => Some(PriorityNode {
+    let memories = graph.clone().flat_map(|e| match e {
+        GraphElement::Memory(m) => Some(m),
+        _ => None,
+    });
+    let retired = retired_sources(graph.clone(), memories.clone(), config);
+    let nodes = memories.map(|m| {
+        let source = stable_id(&["source", &m.tenant, &m.source_id]);
+        let node = PriorityNode {
             created_ms: m.t_valid.or(m.recorded_at).unwrap_or(0),
             open: m.standing == Standing::Open,
             tenant: m.tenant,
@@ -59,10 +70,22 @@ where
             memory_type: m.memory_type,
             blocking: 0,
             stakes: None,
-        }),
-        _ => None,
+            retired: false,
+        };
+        ((node.tenant.clone(), source), node)
     });
-    let configured: std::collections::BTreeSet<String> = config.edges.keys().cloned().collect();
+    let in_retired = nodes
+        .clone()
+        .semijoin(retired.clone())
+        .map(|(_, mut node)| {
+            node.retired = true;
+            node
+        });
+    let nodes = nodes
+        .antijoin(retired)
+        .map(|(_, node)| node)
+        .concat(in_retired);
+    let configured: BTreeSet<String> = config.edges.keys().cloned().collect();
     let edges = graph.flat_map(move |e| match e {
         GraphElement::Relation(r) if configured.contains(&r.rel_type) => Some(PriorityEdge {
             tenant: r.tenant,
@@ -74,4 +97,177 @@ where
     });
     priorities(nodes, edges, usages, now, config)
         .map(|w| GraphElement::Priority(NodePriority::new(&w.tenant, &w.id, w.priority)))
+}
+
+/// `(tenant, source node id)` of every retired document: the target of a demoting edge
+/// (`SUPERSEDES`) between source nodes, or a source with a memory object that is a retiring
+/// header line ([`declares_retired`]). Only a document with memory objects matters, so targets
+/// that are not sources of memory objects are harmless.
+fn retired_sources<'s, T>(
+    graph: VecCollection<'s, T, GraphElement>,
+    memories: VecCollection<'s, T, MemoryObject>,
+    config: &PriorityConfig,
+) -> VecCollection<'s, T, (String, String)>
+where
+    T: Timestamp + Lattice + Ord,
+{
+    let demoting: BTreeSet<String> = config
+        .edges
+        .iter()
+        .filter(|(_, role)| role.demotes)
+        .map(|(name, _)| name.clone())
+        .collect();
+    let replaced = graph.flat_map(move |e| match e {
+        GraphElement::Relation(r) if demoting.contains(&r.rel_type) => Some((r.tenant, r.to)),
+        _ => None,
+    });
+    let withdrawn = memories.filter(|m| declares_retired(&m.text)).map(|m| {
+        let source = stable_id(&["source", &m.tenant, &m.source_id]);
+        (m.tenant, source)
+    });
+    replaced.concat(withdrawn).distinct()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use differential_dataflow::input::Input;
+    use epigraph_schemas::SourceKind;
+    use timely::dataflow::operators::capture::{Capture, Extract};
+
+    use super::*;
+    use crate::extract::{Extractor, extract_graph};
+    use crate::model::SourceVersion;
+
+    const DAY: i64 = 86_400_000;
+
+    /// (source id, text) → the priority of every memory object, net after each epoch.
+    type Ranked = BTreeMap<(String, String), crate::priority::Priority>;
+
+    /// Runs extraction and priorities over epochs of source updates; the net result of each.
+    fn run(epochs: Vec<Vec<(SourceVersion, isize)>>) -> Vec<Ranked> {
+        let n = epochs.len();
+        let captured = timely::execute_directly(move |worker| {
+            let (mut sources, captured) = worker.dataflow::<u64, _, _>(|scope| {
+                let (input, sources) = scope.new_collection::<SourceVersion, isize>();
+                let usages = scope.new_collection_from(Vec::<Usage>::new()).1;
+                let now = scope.new_collection_from(vec![Now(30 * DAY)]).1;
+                let graph = extract_graph(sources, Arc::new(Extractor::bundled()));
+                let memories = graph.clone().flat_map(|e| match e {
+                    GraphElement::Memory(m) => Some(m),
+                    _ => None,
+                });
+                let ranked = prioritise(graph, usages, now, &PriorityConfig::bundled());
+                let out = memories
+                    .map(|m| (m.id.clone(), m))
+                    .join_map(
+                        ranked.flat_map(|e| match e {
+                            GraphElement::Priority(p) => Some((p.node.clone(), p.priority)),
+                            _ => None,
+                        }),
+                        |_, m, p| ((m.source_id.clone(), m.text.clone()), p.clone()),
+                    )
+                    .consolidate()
+                    .inner
+                    .capture();
+                (input, out)
+            });
+            for (t, epoch) in epochs.into_iter().enumerate() {
+                sources.advance_to(t as u64);
+                for (source, diff) in epoch {
+                    sources.update(source, diff);
+                }
+            }
+            sources.close();
+            captured
+        });
+        let mut net: BTreeMap<((String, String), crate::priority::Priority), isize> =
+            BTreeMap::new();
+        let mut updates: Vec<_> = captured
+            .extract()
+            .into_iter()
+            .flat_map(|(_, v)| v)
+            .collect();
+        updates.sort_by_key(|(_, t, _)| *t);
+        let mut out = Vec::new();
+        for t in 0..n as u64 {
+            for (record, _, diff) in updates.iter().filter(|(_, at, _)| *at == t) {
+                *net.entry(record.clone()).or_default() += diff;
+            }
+            out.push(
+                net.iter()
+                    .filter(|(_, d)| **d != 0)
+                    .map(|(((s, x), p), d)| {
+                        assert_eq!(*d, 1, "one priority per object");
+                        ((s.clone(), x.clone()), p.clone())
+                    })
+                    .collect(),
+            );
+        }
+        out
+    }
+
+    fn doc(id: &str, body: &str) -> SourceVersion {
+        let mut doc = SourceVersion::new("t", id, SourceKind::Document, body);
+        doc.occurred_at = Some(DAY);
+        doc
+    }
+
+    fn c_of(ranked: &Ranked, source: &str) -> Vec<i64> {
+        ranked
+            .iter()
+            .filter(|((s, _), _)| s == source)
+            .map(|(_, p)| p.c.0)
+            .collect()
+    }
+
+    #[test]
+    fn the_objects_of_a_replaced_or_withdrawn_document_pay_a_r_and_recover_exactly() {
+        let a_r = PriorityConfig::bundled().retired_source_weight.0;
+        assert!(a_r > 0);
+        let old = doc(
+            "pep-0241",
+            "PEP: 241\nTitle: Metadata 1.0\n\nWe decided to use the key-value format.",
+        );
+        let new = doc(
+            "pep-0314",
+            "PEP: 314\nTitle: Metadata 1.1\nReplaces: 241\n\nWe decided to use the extended format.",
+        );
+        let withdrawn = doc(
+            "pep-0009",
+            "PEP: 9\nTitle: Sample Plaintext Template\nStatus: Withdrawn\n\nWe decided to use plain text templates.",
+        );
+        let epochs = vec![
+            vec![(old.clone(), 1), (withdrawn.clone(), 1)],
+            vec![(new.clone(), 1)],
+            vec![(new, -1)],
+        ];
+        let [before, replaced, restored]: [Ranked; 3] =
+            run(epochs).try_into().expect("three epochs");
+        assert!(!c_of(&before, "pep-0241").is_empty());
+        assert!(
+            c_of(&before, "pep-0241").iter().all(|c| *c == 0),
+            "{before:?}"
+        );
+        // A withdrawn document's objects (its status line among them) pay a_r from the start.
+        let withdrawn_c = c_of(&before, "pep-0009");
+        assert!(withdrawn_c.len() >= 2, "{before:?}");
+        assert!(withdrawn_c.iter().all(|c| *c == a_r), "{withdrawn_c:?}");
+        // Once another document replaces it, the old one's objects pay a_r and rank lower;
+        // the new one's do not.
+        assert!(c_of(&replaced, "pep-0241").iter().all(|c| *c == a_r));
+        assert!(c_of(&replaced, "pep-0314").iter().all(|c| *c == 0));
+        let decision = |r: &Ranked, s: &str| {
+            r.iter()
+                .find(|((source, text), _)| source == s && text.starts_with("We decided"))
+                .map(|(_, p)| p.k)
+                .expect("the decision is a memory object")
+        };
+        assert!(decision(&replaced, "pep-0241") < decision(&replaced, "pep-0314"));
+        assert!(decision(&replaced, "pep-0241") < decision(&before, "pep-0241"));
+        // Retracting the new document restores every priority exactly.
+        assert_eq!(restored, before);
+    }
 }

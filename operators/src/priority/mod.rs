@@ -27,7 +27,8 @@
 //! - e: evidence, a_e per inbound SUPPORTS (edge types with `evidence = true`);
 //! - g: influence, a_g · mean over inbound edges j→i of COEFF · tanh(g_scale · K_j);
 //! - c: penalty, a_c per inbound CONTRADICTS or BLOCKS (`penalises = true`) and a_s per inbound
-//!   SUPERSEDES (`demoting`, whose influence flows from the replaced node to its successor);
+//!   SUPERSEDES (`demoting`, whose influence flows from the replaced node to its successor),
+//!   and a_r once if the node's source document is retired ([`PriorityNode::retired`]);
 //! - Δt: the node's age in days at `now`, capped; a negative λ (growth) holds only while open.
 //!
 //! Time enters only as data: the [`Now`] collection. Advancing it moves h, u and Δt.
@@ -71,6 +72,9 @@ pub struct PriorityNode {
     pub blocking: u32,
     /// Stakes multiplier (S of h), if stated; otherwise the configured default.
     pub stakes: Option<Fixed>,
+    /// Its source document is retired (replaced by another, or withdrawn, rejected, … by its
+    /// own header): c adds a_r once.
+    pub retired: bool,
 }
 
 /// A signed edge between two memory nodes of one tenant: `from` acts on `to` (Appendix B).

@@ -116,7 +116,8 @@ pub(crate) fn base(
     let h = urgency(config, node, age);
     let e = config.evidence_weight.0 * inbound.evidence;
     let c = config.penalty_weight.0 * inbound.penalising
-        + config.supersession_weight.0 * inbound.demoting;
+        + config.supersession_weight.0 * inbound.demoting
+        + config.retired_source_weight.0 * node.retired as i64;
     let s = constants.prior.0;
     Base {
         core: Core {
@@ -227,6 +228,7 @@ mod tests {
             open,
             blocking: 0,
             stakes: None,
+            retired: false,
         }
     }
 

@@ -95,6 +95,7 @@ fn node(id: &str, memory_type: EpistemicType, created_ms: i64, open: bool) -> Pr
         open,
         blocking: 0,
         stakes: None,
+        retired: false,
     }
 }
 
@@ -349,6 +350,7 @@ fn random_node(rng: &mut Lcg, i: usize) -> PriorityNode {
         open: memory_type == EpistemicType::Question && rng.below(3) > 0,
         blocking: rng.below(3) as u32,
         stakes: (rng.below(2) == 0).then(|| Fixed(rng.below(1_000_001) as i64)),
+        retired: rng.below(4) == 0,
     }
 }
 
