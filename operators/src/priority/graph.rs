@@ -167,7 +167,7 @@ mod tests {
                             GraphElement::Priority(p) => Some((p.node.clone(), p.priority)),
                             _ => None,
                         }),
-                        |_, m, p| ((m.source_id.clone(), m.text.clone()), p.clone()),
+                        |_, m, p| ((m.source_id.clone(), m.text.clone()), *p),
                     )
                     .consolidate()
                     .inner
@@ -201,7 +201,7 @@ mod tests {
                     .filter(|(_, d)| **d != 0)
                     .map(|(((s, x), p), d)| {
                         assert_eq!(*d, 1, "one priority per object");
-                        ((s.clone(), x.clone()), p.clone())
+                        ((s.clone(), x.clone()), *p)
                     })
                     .collect(),
             );
