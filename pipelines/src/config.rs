@@ -221,6 +221,9 @@ pub struct ServeConfig {
     pub max_concurrent_requests: usize,
     /// A request taking longer is answered `408`. Default 30 s.
     pub request_timeout_ms: u64,
+    /// How often a live dashboard feed (`/v1/dashboard/stream`) reads the graph, in ms; one
+    /// read serves every viewer of the same view. Default 1,000 (at least 100).
+    pub live_poll_ms: u64,
     /// The graph-state modulation of search scores (OIDA Eq. 2).
     pub rank: crate::serve::rank::RankConfig,
     /// Section budgets of `/v1/context`.
@@ -252,6 +255,7 @@ impl Default for ServeConfig {
             max_budget_tokens: 32_000,
             max_concurrent_requests: 64,
             request_timeout_ms: 30_000,
+            live_poll_ms: 1_000,
             rank: Default::default(),
             context: Default::default(),
         }

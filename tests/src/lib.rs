@@ -216,6 +216,22 @@ pub struct Server {
 }
 
 impl Server {
+    /// Asks the server to stop (SIGTERM, a graceful shutdown) and waits up to `within` for it
+    /// to exit: its exit status, or `None` if it was still running then (it is killed).
+    pub fn terminate(mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+
     /// GET a path and parse the JSON answer.
     pub fn get(&self, path_and_query: &str) -> serde_json::Value {
         let (status, body) = http_get(&format!("{}{path_and_query}", self.base)).expect("request");

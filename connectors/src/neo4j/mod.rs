@@ -14,7 +14,7 @@ mod write;
 pub use config::Neo4jConfig;
 pub use read::{
     ClaimRef, ContradictionPair, EdgeRef, EdgeView, EntityCard, EntityRelation, GraphReader, Hop,
-    MAX_ROWS, MemoryCard, NodeView, Subgraph,
+    MAX_ROWS, MemoryCard, NodeView, PriorityTerms, Subgraph,
 };
 pub use sink::{DEFAULT_VIEW, GraphState, Neo4jSink, connect_graph};
 pub use write::{GraphBatch, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite};

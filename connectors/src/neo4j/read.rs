@@ -47,6 +47,9 @@ pub struct MemoryCard {
     pub standing: String,
     /// Priority K in [0, 1] (Eq. 1), once computed.
     pub k: Option<f64>,
+    /// The terms of K, once computed: why it stands where it does.
+    #[serde(default)]
+    pub k_terms: Option<PriorityTerms>,
     /// Valid from (ms since the Unix epoch).
     pub t_valid: Option<i64>,
     /// Valid until.
@@ -86,6 +89,27 @@ pub struct MemoryCard {
     pub source_superseded_by: Vec<EdgeRef>,
 }
 
+/// The terms of a node's K (OIDA Eq. 1, docs/priority.md) as the pipeline wrote them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct PriorityTerms {
+    /// Type prior s.
+    pub s: Option<f64>,
+    /// Open-question urgency h.
+    pub h: Option<f64>,
+    /// Usage activation u (recent retrievals).
+    pub u: Option<f64>,
+    /// Evidence activation e (supporting edges).
+    pub e: Option<f64>,
+    /// Graph influence g.
+    pub g: Option<f64>,
+    /// Penalty c: contradictions, supersessions, a retired source.
+    pub c: Option<f64>,
+    /// The decay force λ·Δt·K.
+    pub decay: Option<f64>,
+    /// Δt, the node's age in days (capped).
+    pub dt: Option<f64>,
+}
+
 /// A claim asserted by a memory object.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ClaimRef {
@@ -106,7 +130,9 @@ const CARD: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text, '') AS t
      m.title AS title, coalesce(m.source_id, '') AS source_id, \
      head([(m)-[:DERIVED_FROM]->(s) | s.kind]) AS source_kind, \
      head([(m)-[:DERIVED_FROM]->(s) | s.occurred_at]) AS occurred_at, \
-     coalesce(m.standing, 'current') AS standing, m.k AS k, m.t_valid AS t_valid, \
+     coalesce(m.standing, 'current') AS standing, m.k AS k, \
+     CASE WHEN m.k IS NULL THEN null ELSE {s: m.k_s, h: m.k_h, u: m.k_u, e: m.k_e, g: m.k_g, c: m.k_c, decay: m.k_decay, dt: m.k_dt} END AS k_terms, \
+     m.t_valid AS t_valid, \
      m.t_invalid AS t_invalid, m.recorded_at AS recorded_at, m.section AS section, \
      [(m)-[r:CONTRADICTS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS contradicts, \
      [(o)-[r:SUPERSEDES]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS superseded_by, \

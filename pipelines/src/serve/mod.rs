@@ -7,7 +7,8 @@
 //! - `GET /v1/nodes/{id}`, `/v1/nodes/{id}/neighborhood`, `/v1/entities`, `/v1/contradictions`,
 //!   `/v1/questions`, `/v1/priorities`, `/v1/timeline`, `/v1/traverse` ([`api`]).
 //! - `/mcp`: the same as MCP tools, streamable HTTP ([`mcp`]).
-//! - `GET /openapi.json`, `GET /dashboard` (live priorities, contradictions and open questions),
+//! - `GET /openapi.json`, `GET /dashboard` (live priorities, contradictions and open questions,
+//!   pushed by `GET /v1/dashboard/stream`, [`live`]),
 //!   `GET /healthz`, and `POST /v1/ingest`, the webhook ([`webhook`]).
 //!
 //! Reads are tenant-scoped by bearer token ([`auth`]); every returned memory object is reported
@@ -17,6 +18,7 @@
 pub mod api;
 pub mod auth;
 pub mod context;
+pub mod live;
 pub mod mcp;
 pub mod openapi;
 pub mod rank;
@@ -48,6 +50,7 @@ pub struct AppState {
     config: Arc<ServeConfig>,
     webhook: Option<webhook::Webhook>,
     usage: Option<UsageReporter>,
+    live: live::LiveHub,
 }
 
 impl AppState {
@@ -65,7 +68,13 @@ impl AppState {
             config: Arc::new(config),
             webhook,
             usage,
+            live: live::LiveHub::default(),
         }
+    }
+
+    /// The live feeds of the dashboard: [`live::LiveHub::shut`] them before a graceful shutdown.
+    pub fn live(&self) -> &live::LiveHub {
+        &self.live
     }
 
     /// Rows of the LanceDB memory table matching a filter.
@@ -245,6 +254,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/priorities", get(api::priorities))
         .route("/v1/timeline", get(api::timeline))
         .route("/v1/traverse", get(api::traverse))
+        .route("/v1/dashboard/stream", get(live::stream))
         .nest_service("/mcp", mcp::service(state.clone()))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
@@ -359,6 +369,7 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
         .with_context(|| format!("listen address {listen:?}"))?;
     auth::check_listen(&config.serve, &addr)?;
     let state = open_state(&config).await?;
+    let live = state.live().clone();
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
@@ -367,7 +378,11 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
         "epigraph serve: listening on http://{addr}  (/v1/search?q=…, /dashboard, /openapi.json, /mcp)"
     );
     axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            // Live streams never end by themselves: end them, or the shutdown waits forever.
+            live.shut();
+        })
         .await?;
     Ok(())
 }

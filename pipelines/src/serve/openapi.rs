@@ -38,7 +38,8 @@ impl Modify for BearerAuth {
         api::questions,
         api::priorities,
         api::timeline,
-        api::traverse
+        api::traverse,
+        super::live::stream
     ),
     components(schemas(ContextBlock, ContextItem, ContextSection, super::ErrorBody)),
     modifiers(&BearerAuth),
@@ -74,6 +75,7 @@ mod tests {
             "/v1/priorities",
             "/v1/timeline",
             "/v1/traverse",
+            "/v1/dashboard/stream",
         ] {
             assert!(paths.contains_key(path), "{path} is missing");
         }

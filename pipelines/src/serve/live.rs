@@ -1,0 +1,242 @@
+//! `GET /v1/dashboard/stream`: the dashboard's live feed, as server-sent events.
+//!
+//! A feed is what the dashboard shows for one tenant and one view (how many priorities, which
+//! types, how many contradictions and questions): a [`Snapshot`]. One task per feed reads it
+//! from Neo4j every `serve.live_poll_ms` and publishes it only when it changed, so any number
+//! of analysts watching the same view cost one read per interval, and an unchanged graph costs
+//! them nothing but a keep-alive comment. The task ends when the last viewer leaves, and every
+//! stream ends when the server shuts down (graceful shutdown would otherwise wait for them).
+//!
+//! Events: `snapshot` (data: the [`Snapshot`] as JSON, `id`: its sequence number) and `error`
+//! (data: `{"message": …}`, when a read failed; the feed keeps trying).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Extension;
+use axum::extract::{Query, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use epigraph_connectors::neo4j::{ContradictionPair, MemoryCard};
+use futures::Stream;
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+use utoipa::{IntoParams, ToSchema};
+
+use super::api::{ListParams, list_contradictions, list_questions, parse_types};
+use super::auth::Tenant;
+use super::{ApiError, AppState};
+
+/// Parameters of the live feed (the dashboard's view).
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LiveParams {
+    /// Memory objects of highest priority to show (default 25, at most 200).
+    pub top: Option<usize>,
+    /// Only these epistemic types among the priorities, comma-separated.
+    pub types: Option<String>,
+    /// Standing contradictions and open questions to show, each (default 20, at most 200).
+    pub limit: Option<usize>,
+    /// Tenant (development mode only).
+    pub tenant: Option<String>,
+}
+
+/// What the dashboard shows, at one read.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct Snapshot {
+    /// Increases by one with every published change of this feed.
+    pub seq: u64,
+    /// When it was read (ms since the Unix epoch).
+    pub read_at: i64,
+    /// Highest K first.
+    pub priorities: Vec<MemoryCard>,
+    /// Standing contradictions, newest first.
+    pub contradictions: Vec<ContradictionPair>,
+    /// Open questions, most urgent first.
+    pub questions: Vec<MemoryCard>,
+}
+
+/// A feed: one tenant and one view.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct FeedKey {
+    tenant: String,
+    top: usize,
+    types: Vec<String>,
+    limit: usize,
+}
+
+/// What a feed publishes.
+#[derive(Clone, Debug)]
+enum Update {
+    Snapshot(Arc<Snapshot>),
+    Error(String),
+}
+
+/// The live feeds of a server, shared by its handlers.
+#[derive(Clone, Debug)]
+pub struct LiveHub {
+    feeds: Arc<Mutex<HashMap<FeedKey, watch::Sender<Option<Update>>>>>,
+    shutdown: watch::Sender<bool>,
+}
+
+impl Default for LiveHub {
+    fn default() -> Self {
+        LiveHub {
+            feeds: Arc::default(),
+            shutdown: watch::Sender::new(false),
+        }
+    }
+}
+
+impl LiveHub {
+    /// Ends every stream (and so every feed task): called when the server shuts down.
+    pub fn shut(&self) {
+        self.shutdown.send_replace(true);
+    }
+
+    /// How many feeds are being read now.
+    pub fn feeds(&self) -> usize {
+        self.feeds.lock().expect("live feeds").len()
+    }
+
+    /// A receiver of the feed `key`, starting its task if nobody watches it yet.
+    fn subscribe(&self, key: FeedKey, state: &AppState) -> watch::Receiver<Option<Update>> {
+        let mut feeds = self.feeds.lock().expect("live feeds");
+        if let Some(sender) = feeds.get(&key) {
+            return sender.subscribe();
+        }
+        let (sender, receiver) = watch::channel(None);
+        feeds.insert(key.clone(), sender.clone());
+        tokio::spawn(feed(self.clone(), state.clone(), key, sender));
+        receiver
+    }
+}
+
+/// Reads the feed every interval and publishes what changed, until nobody watches it.
+async fn feed(hub: LiveHub, state: AppState, key: FeedKey, sender: watch::Sender<Option<Update>>) {
+    let every = Duration::from_millis(state.config.live_poll_ms.max(100));
+    let mut seq = 0;
+    let mut shutdown = hub.shutdown.subscribe();
+    loop {
+        {
+            let mut feeds = hub.feeds.lock().expect("live feeds");
+            if sender.receiver_count() == 0 || *shutdown.borrow() {
+                feeds.remove(&key);
+                return;
+            }
+        }
+        match read(&state, &key).await {
+            Ok((priorities, contradictions, questions)) => {
+                sender.send_if_modified(|current| {
+                    let unchanged = matches!(current, Some(Update::Snapshot(s))
+                        if s.priorities == priorities
+                            && s.contradictions == contradictions
+                            && s.questions == questions);
+                    if unchanged {
+                        return false;
+                    }
+                    seq += 1;
+                    *current = Some(Update::Snapshot(Arc::new(Snapshot {
+                        seq,
+                        read_at: now_ms(),
+                        priorities,
+                        contradictions,
+                        questions,
+                    })));
+                    true
+                });
+            }
+            Err(error) => {
+                tracing::warn!(tenant = %key.tenant, error = %error.message, "live feed read failed");
+                sender.send_replace(Some(Update::Error(error.message)));
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}
+
+type Read = (Vec<MemoryCard>, Vec<ContradictionPair>, Vec<MemoryCard>);
+
+async fn read(state: &AppState, key: &FeedKey) -> Result<Read, ApiError> {
+    let list = ListParams {
+        limit: Some(key.limit),
+        as_of: None,
+        include_resolved: None,
+        tenant: None,
+    };
+    let (priorities, contradictions, questions) = tokio::try_join!(
+        async {
+            Ok::<_, ApiError>(
+                state
+                    .graph
+                    .priorities(&key.tenant, &key.types, key.top)
+                    .await?,
+            )
+        },
+        list_contradictions(state, &key.tenant, &list),
+        list_questions(state, &key.tenant, &list),
+    )?;
+    Ok((
+        priorities,
+        contradictions.contradictions,
+        questions.questions,
+    ))
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The dashboard's live feed: a `snapshot` event now and after every change.
+#[utoipa::path(get, path = "/v1/dashboard/stream", tag = "graph", params(LiveParams),
+    responses((status = 200, description = "`text/event-stream` of `snapshot` events (data: Snapshot) and `error` events", body = Snapshot)))]
+pub async fn stream(
+    State(state): State<AppState>,
+    Extension(Tenant(tenant)): Extension<Tenant>,
+    Query(params): Query<LiveParams>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let key = FeedKey {
+        tenant,
+        top: params.top.unwrap_or(25).clamp(1, 200),
+        types: parse_types(params.types.as_deref())?,
+        limit: params.limit.unwrap_or(20).clamp(1, 200),
+    };
+    let updates = state.live.subscribe(key, &state);
+    let shutdown = state.live.shutdown.subscribe();
+    let events = futures::stream::unfold(
+        (updates, shutdown, true),
+        |(mut updates, mut shutdown, first)| async move {
+            if *shutdown.borrow() {
+                return None;
+            }
+            // The current snapshot at once; then each change.
+            if !first || updates.borrow().is_none() {
+                tokio::select! {
+                    changed = updates.changed() => changed.ok()?,
+                    _ = shutdown.changed() => return None,
+                }
+            }
+            let event = match updates.borrow_and_update().clone()? {
+                Update::Snapshot(snapshot) => Event::default()
+                    .event("snapshot")
+                    .id(snapshot.seq.to_string())
+                    .json_data(&*snapshot)
+                    .expect("a snapshot serializes"),
+                Update::Error(message) => Event::default()
+                    .event("error")
+                    .json_data(serde_json::json!({ "message": message }))
+                    .expect("a message serializes"),
+            };
+            Some((Ok(event), (updates, shutdown, false)))
+        },
+    );
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
