@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::extract::cues::CueSet;
+use crate::extract::dates::period;
 use crate::model::{Claim, EpistemicType, MemoryObject, TemporalType};
 use crate::ontology::{AnswerKind, EpistemicsSpec, Ontology, OntologyError};
 
@@ -162,20 +163,28 @@ impl Rules {
     }
 
     /// Whether two claimed values in `unit` agree: amounts, counts and percentages within the
-    /// tolerance, anything else (dates, statuses, names) equal; a negated value never agrees
-    /// with an affirmed one.
+    /// tolerance; dates when one period holds the other (`2027-06` and `2027-06-03`: one is
+    /// only vaguer); anything else (statuses, names) equal; a negated value never agrees with
+    /// an affirmed one.
     ///
     /// ```
     /// let rules = epigraph_operators::epistemic::Rules::bundled();
     /// assert!(rules.agree("EUR", ("250000", None), ("251000", None)));
     /// assert!(!rules.agree("EUR", ("320000", None), ("200000", None)));
     /// assert!(!rules.agree("date", ("2019", None), ("2020", None)));
+    /// assert!(rules.agree("date", ("2027-Q2", None), ("2027-06-03", None)));
+    /// assert!(!rules.agree("date", ("2027-06-03", None), ("2027-06-10", None)));
     /// assert!(!rules.agree("status", ("shipped", Some("not")), ("shipped", None)));
     /// ```
     pub fn agree(&self, unit: &str, a: (&str, Option<&str>), b: (&str, Option<&str>)) -> bool {
         let negated = |q: Option<&str>| q == Some("not");
         if negated(a.1) != negated(b.1) {
             return false;
+        }
+        if unit == "date"
+            && let (Some(x), Some(y)) = (period(a.0), period(b.0))
+        {
+            return (x.0 <= y.0 && y.1 <= x.1) || (y.0 <= x.0 && x.1 <= y.1);
         }
         let exact = matches!(unit, "date" | "status" | "person" | "choice");
         match (a.0.parse::<f64>(), b.0.parse::<f64>()) {

@@ -665,3 +665,39 @@ mod judged {
         );
     }
 }
+
+#[test]
+fn a_relative_date_in_chat_supersedes_an_absolute_one_and_a_vaguer_one_agrees() {
+    // Day 20,794 is Monday 2026-12-07.
+    let planned = "Project Atlas launch is planned for December 11, 2026.";
+    let slipped = "Heads up, the Project Atlas launch slips to next Tuesday.";
+    let vaguer = "The Project Atlas launch is in December 2026 as far as sales know.";
+    let elements = graph(
+        vec![
+            source("a", SourceKind::Chat, 20_794, planned),
+            source("b", SourceKind::Chat, 20_796, slipped),
+            source("c", SourceKind::Email, 20_795, vaguer),
+        ],
+        vec![],
+    );
+    let new = claims_of(&elements, slipped);
+    assert_eq!(
+        (new[0].attribute.as_str(), new[0].value.as_str()),
+        ("launch_date", "2026-12-15"),
+        "Wednesday's \"next Tuesday\""
+    );
+    let m = memories(&elements);
+    assert_eq!(m[planned].standing, Standing::Superseded);
+    assert_eq!(m[slipped].standing, Standing::Current);
+    // "December 2026" holds both days: it neither contradicts nor is replaced by them.
+    let vague = claims_of(&elements, vaguer);
+    assert_eq!(
+        (vague[0].attribute.as_str(), vague[0].value.as_str()),
+        ("launch_date", "2026-12")
+    );
+    assert_eq!(m[vaguer].standing, Standing::Current);
+    assert!(
+        relation(&elements, "CONTRADICTS").is_empty(),
+        "{elements:?}"
+    );
+}

@@ -4,6 +4,7 @@
 use regex::{Regex, RegexBuilder};
 
 use super::cues::CueSet;
+use super::dates::RelativeDates;
 use super::mentions::{Mention, normalise};
 use crate::ontology::{Ontology, OntologyError, ValueKind};
 
@@ -42,6 +43,7 @@ pub struct ClaimReader {
     status: Regex,
     owner: Regex,
     qualifier: Regex,
+    relative: RelativeDates,
     /// Name, value kind, cues, and the cue phrases when the name is qualified by the cue.
     attributes: Vec<(String, ValueKind, CueSet, Option<Vec<String>>)>,
 }
@@ -101,19 +103,26 @@ impl ClaimReader {
             .case_insensitive(true)
             .build()
             .expect("qualifier pattern compiles"),
+            relative: RelativeDates::new(),
             attributes,
         })
     }
 
-    /// The claims of `body[start..end]`; `year` completes dates written without one.
+    /// The claims of `body[start..end]`, for a body written at `written_ms` (ms since the Unix
+    /// epoch, if known): its year completes dates written without one, and its day resolves
+    /// relative dates ([`super::dates`]).
     ///
     /// ```
     /// use epigraph_operators::{Ontology, extract::claims::ClaimReader};
     /// let reader = ClaimReader::new(&Ontology::bundled()).unwrap();
+    /// let written = Some(1_780_000_000_000); // 2026-05-28, a Thursday
     /// let text = "UrbanFlow ask: €250K; launch moved to June 3.";
-    /// let claims = reader.read(text, 0, text.len(), &[], Some(2026));
+    /// let claims = reader.read(text, 0, text.len(), &[], written);
     /// let found: Vec<_> = claims.iter().map(|c| (c.attribute.as_str(), c.value.as_str(), c.unit.as_str())).collect();
     /// assert_eq!(found, [("ask_amount", "250000", "EUR"), ("launch_date", "2026-06-03", "date")]);
+    /// let text = "Heads up: the launch slips to next Tuesday.";
+    /// let claims = reader.read(text, 0, text.len(), &[], written);
+    /// assert_eq!((claims[0].attribute.as_str(), claims[0].value.as_str()), ("launch_date", "2026-06-02"));
     /// ```
     pub fn read(
         &self,
@@ -121,14 +130,14 @@ impl ClaimReader {
         start: usize,
         end: usize,
         mentions: &[Mention],
-        year: Option<i32>,
+        written_ms: Option<i64>,
     ) -> Vec<RawClaim> {
         let text = &body[start..end];
         let mut values: Vec<(usize, usize, String, String, ValueKind)> = Vec::new();
         let free = |s: usize, e: usize, values: &Vec<(usize, usize, String, String, ValueKind)>| {
             !values.iter().any(|(a, b, ..)| s < *b && *a < e)
         };
-        self.dates(text, year, &mut values);
+        self.dates(text, written_ms, &mut values);
         for c in self.amount.captures_iter(text) {
             let whole = c.get(0).expect("group 0");
             if !free(whole.start(), whole.end(), &values) {
@@ -224,9 +233,10 @@ impl ClaimReader {
     fn dates(
         &self,
         text: &str,
-        year: Option<i32>,
+        written_ms: Option<i64>,
         values: &mut Vec<(usize, usize, String, String, ValueKind)>,
     ) {
+        let year = written_ms.map(super::year_of);
         let mut push = |s: usize, e: usize, value: String| {
             if !values.iter().any(|(a, b, ..)| s < *b && *a < e) {
                 values.push((s, e, value, "date".into(), ValueKind::Date));
@@ -270,6 +280,11 @@ impl ClaimReader {
             let whole = c.get(0).expect("group 0");
             if let (Some(q), Some(y)) = (num(c.get(1)), num(c.get(2))) {
                 push(whole.start(), whole.end(), format!("{y:04}-Q{q}"));
+            }
+        }
+        if let Some(written) = written_ms {
+            for (s, e, value) in self.relative.find(text, written) {
+                push(s, e, value);
             }
         }
     }
@@ -501,7 +516,7 @@ mod tests {
     fn read(text: &str) -> Vec<(String, String, String, Option<String>)> {
         let reader = ClaimReader::new(&Ontology::bundled()).unwrap();
         reader
-            .read(text, 0, text.len(), &[], Some(2026))
+            .read(text, 0, text.len(), &[], Some(1_780_000_000_000))
             .into_iter()
             .map(|c| (c.attribute, c.value, c.unit, c.qualifier))
             .collect()

@@ -16,6 +16,7 @@ pub mod choice;
 pub mod claims;
 pub mod classify;
 pub mod cues;
+pub mod dates;
 pub mod doclinks;
 pub mod mentions;
 pub mod relations;
@@ -329,7 +330,6 @@ impl Extractor {
         let people = LocalPeople::new(&parties);
         let body = source.body.as_str();
         let chars = CharIndex::new(body);
-        let year = source.occurred_at.map(year_of);
         let units = segment::units(body);
         // Pass 1: typed units and their strong mentions.
         let mut scanned = Vec::with_capacity(units.len());
@@ -533,7 +533,7 @@ impl Extractor {
                 .map(|c| c.claim);
             for claim in self
                 .claims
-                .read(body, unit.start, unit.end, &mentions, year)
+                .read(body, unit.start, unit.end, &mentions, source.occurred_at)
                 .into_iter()
                 .chain(choice)
             {
