@@ -313,3 +313,51 @@ fn configured_aliases_join_names_no_rule_would() {
     let pairs = same_as(&graph);
     assert_eq!(pairs, [("Bluebird".to_string(), "Kestrel".to_string())]);
 }
+
+/// `(relation, from name, to name)` of every vocabulary relation of a text, sorted.
+fn named_relations(text: &str) -> Vec<(String, String, String)> {
+    let x = Extractor::bundled().extract(&doc("team.md", text));
+    let name = |id: &str| {
+        x.sightings
+            .iter()
+            .find(|s| s.entity_id == id)
+            .map(|s| s.surface.clone())
+            .unwrap_or_default()
+    };
+    let mut out: Vec<_> = x
+        .entity_relations
+        .iter()
+        .map(|r| (r.rel_type.clone(), name(&r.from), name(&r.to)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn coordinated_mentions_each_take_part_in_the_relation() {
+    let t = |r: &str, a: &str, b: &str| (r.to_string(), a.to_string(), b.to_string());
+    assert_eq!(
+        named_relations("Maya Chen, Tom Park and Priya Raman report to Sara Diaz."),
+        [
+            t("REPORTS_TO", "Maya Chen", "Sara Diaz"),
+            t("REPORTS_TO", "Priya Raman", "Sara Diaz"),
+            t("REPORTS_TO", "Tom Park", "Sara Diaz"),
+        ]
+    );
+    assert_eq!(
+        named_relations("The Atlas project and the Borealis project are managed by Maya Chen."),
+        [
+            t("MANAGES", "Maya Chen", "Atlas"),
+            t("MANAGES", "Maya Chen", "Borealis"),
+        ]
+    );
+    // Two clauses are two relations, not a coordination across kinds.
+    assert_eq!(
+        named_relations("Maya Chen works on the Atlas project and Tom Park manages Sara Diaz."),
+        [
+            t("MANAGES", "Tom Park", "Sara Diaz"),
+            t("WORKS_ON", "Maya Chen", "Atlas"),
+        ]
+    );
+}
