@@ -118,6 +118,111 @@ pub struct CandidateMention {
     pub recorded_at: Option<i64>,
 }
 
+/// A statement with a relation cue in which some capitalised phrases name nothing its own
+/// source knows. Once the dataflow finds them among the entities known elsewhere in the tenant,
+/// its relations are read again with them ("Katherine works on Vortex", where only another
+/// source says that Vortex is a project).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct OpenUnit {
+    /// `stable_id` of the source, its version and the unit's offset.
+    pub id: String,
+    /// Tenant.
+    pub tenant: String,
+    /// Source item id (provenance).
+    pub source_id: String,
+    /// Source version (provenance).
+    pub source_version: String,
+    /// When the source was written: the relations' valid time.
+    pub occurred_at: Option<i64>,
+    /// The unit as it stands in the body.
+    pub text: String,
+    /// Character offset of the unit in the body.
+    pub char_offset: u32,
+    /// Confidence of the unit's relations.
+    pub confidence: u16,
+    /// Its typed mentions: (byte start, byte end in `text`, kind, key, surface).
+    pub mentions: Vec<(u32, u32, String, String, String)>,
+    /// Its unknown phrases: (byte start, byte end in `text`, key, surface).
+    pub open: Vec<(u32, u32, String, String)>,
+}
+
+impl OpenUnit {
+    /// The relations its text states between its mentions once the open phrases at the given
+    /// indices name `(entity id, kind)`; only those touching such a phrase (the others were
+    /// read with the source).
+    fn relations(
+        &self,
+        reader: &relations::RelationReader,
+        named: &[(u32, String, String)],
+    ) -> Vec<Relation> {
+        let mut mentions: Vec<(Mention, String, bool)> = self
+            .mentions
+            .iter()
+            .map(|(start, end, kind, key, surface)| {
+                let mention = Mention {
+                    start: *start as usize,
+                    end: *end as usize,
+                    surface: surface.clone(),
+                    kind: kind.clone(),
+                    key: key.clone(),
+                    evidence: mentions::Evidence::Pattern,
+                };
+                (mention, entity_id(&self.tenant, kind, key), false)
+            })
+            .collect();
+        for (i, id, kind) in named {
+            let Some((start, end, key, surface)) = self.open.get(*i as usize) else {
+                continue;
+            };
+            let mention = Mention {
+                start: *start as usize,
+                end: *end as usize,
+                surface: surface.clone(),
+                kind: kind.clone(),
+                key: key.clone(),
+                evidence: mentions::Evidence::Pattern,
+            };
+            mentions.push((mention, id.clone(), true));
+        }
+        mentions.sort_by_key(|(m, ..)| (m.start, m.end));
+        let (found, ids): (Vec<Mention>, Vec<(String, bool)>) = mentions
+            .into_iter()
+            .map(|(m, id, named)| (m, (id, named)))
+            .unzip();
+        let at = |byte: usize| {
+            self.char_offset
+                + self
+                    .text
+                    .get(..byte)
+                    .map_or(0, |t| t.chars().count() as u32)
+        };
+        reader
+            .read(&self.text, &found)
+            .into_iter()
+            .filter(|r| ids[r.from].1 || ids[r.to].1)
+            .map(|r| {
+                let provenance = Provenance {
+                    source_id: self.source_id.clone(),
+                    source_version: self.source_version.clone(),
+                    span: (at(r.span.0), at(r.span.1)),
+                    extractor: EXTRACTOR.to_string(),
+                    confidence: self.confidence,
+                };
+                let mut relation = Relation::structural(
+                    &self.tenant,
+                    &r.rel_type,
+                    &ids[r.from].0,
+                    &ids[r.to].0,
+                    Some(provenance),
+                );
+                relation.temporal_type = Some(r.temporal);
+                relation.t_valid = self.occurred_at;
+                relation
+            })
+            .collect()
+    }
+}
+
 /// Everything one source version yields.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Extraction {
@@ -135,6 +240,8 @@ pub struct Extraction {
     /// What a numbered document's header says about itself and the documents it replaced or
     /// that replaced it (joined across sources into `SUPERSEDES` edges between source nodes).
     pub doc_links: Vec<doclinks::DocLink>,
+    /// Statements whose relations wait for names known elsewhere in the tenant.
+    pub open_units: Vec<OpenUnit>,
 }
 
 impl Extraction {
@@ -433,6 +540,13 @@ impl Extractor {
                     out.elements.push(GraphElement::Relation(edge));
                 }
             }
+            let open_spans: Vec<(u32, u32, String, String)> = open
+                .iter()
+                .map(|c| {
+                    let rel = |b: usize| (b - unit.start) as u32;
+                    (rel(c.start), rel(c.end), c.key.clone(), c.surface.clone())
+                })
+                .collect();
             for c in open {
                 if candidate_keys.insert((from.to_string(), c.key.clone())) {
                     out.candidates.push(CandidateMention {
@@ -520,6 +634,41 @@ impl Extractor {
                 relation.temporal_type = Some(r.temporal);
                 relation.t_valid = source.occurred_at;
                 out.entity_relations.push(relation);
+            }
+            if !open_spans.is_empty()
+                && mentions.len() + open_spans.len() >= 2
+                && self.relations.has_cue(&body[unit.start..unit.end])
+            {
+                let rel = |b: usize| (b - unit.start) as u32;
+                out.open_units.push(OpenUnit {
+                    id: stable_id(&[
+                        "open-unit",
+                        tenant,
+                        &source.source_id,
+                        &source.version,
+                        &unit.start.to_string(),
+                    ]),
+                    tenant: tenant.to_string(),
+                    source_id: source.source_id.clone(),
+                    source_version: source.version.clone(),
+                    occurred_at: source.occurred_at,
+                    text: body[unit.start..unit.end].to_string(),
+                    char_offset: chars.at(unit.start),
+                    confidence,
+                    mentions: mentions
+                        .iter()
+                        .map(|m| {
+                            (
+                                rel(m.start),
+                                rel(m.end),
+                                m.kind.clone(),
+                                m.key.clone(),
+                                m.surface.clone(),
+                            )
+                        })
+                        .collect(),
+                    open: open_spans,
+                });
             }
             // A decision (or plan) also claims its choice on a matter ("Postgres as the primary
             // database"), so a later decision on the same matter is judged like a changed value.
@@ -856,6 +1005,7 @@ enum Extracted {
     Candidate(CandidateMention),
     Alias(aliases::AliasLink),
     DocLink(doclinks::DocLink),
+    OpenUnit(OpenUnit),
 }
 
 /// The dataflow stage: live source versions to graph elements.
@@ -910,6 +1060,7 @@ where
     T: Timestamp + Lattice,
 {
     let rules = extractor.rules();
+    let reader = extractor.clone();
     let ontology_recurring = extractor
         .ontology()
         .recurring
@@ -929,6 +1080,7 @@ where
             .chain(x.candidates.into_iter().map(Extracted::Candidate))
             .chain(x.aliases.into_iter().map(Extracted::Alias))
             .chain(x.doc_links.into_iter().map(Extracted::DocLink))
+            .chain(x.open_units.into_iter().map(Extracted::OpenUnit))
             .collect::<Vec<_>>()
     });
     let elements = extracted.clone().flat_map(|x| match x {
@@ -949,12 +1101,22 @@ where
         .map(|s| (s.entity_id.clone(), s))
         .reduce(|_id, input, output| output.push((aggregate_entity(input), 1)))
         .map(|(_, node)| GraphElement::Entity(node));
+    let open_units = extracted.clone().flat_map(|x| match x {
+        Extracted::OpenUnit(u) => Some(u),
+        _ => None,
+    });
+    let named = sightings
+        .clone()
+        .map(|s| ((s.tenant, s.key), (s.entity_id, s.kind)))
+        .distinct();
     let entity_relations = extracted
         .clone()
         .flat_map(|x| match x {
-            Extracted::EntityRelation(r) => Some((r.id.clone(), r)),
+            Extracted::EntityRelation(r) => Some(r),
             _ => None,
         })
+        .concat(relations_of_open_units(open_units, named, reader))
+        .map(|r| (r.id.clone(), r))
         .reduce(|_id, input, output| output.push((aggregate_relation(input), 1)))
         .map(|(_, relation)| GraphElement::Relation(relation));
     let known = sightings
@@ -1075,6 +1237,68 @@ where
             edge.recorded_at = recorded_at;
             GraphElement::Relation(edge)
         })
+}
+
+/// A name known in a tenant: ((tenant, key), (entity id, kind)).
+type KnownName = ((String, String), (String, String));
+
+/// What an open unit's relations are read from: the unit, or one of its phrases found among
+/// the tenant's entities (its index, the entity id and kind).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+enum OpenPart {
+    Unit(OpenUnit),
+    Named(u32, String, String),
+}
+
+/// The relations of open units whose phrases name entities known elsewhere in the tenant
+/// (`named`: (tenant, key) → (entity id, kind)). A phrase naming entities of several kinds
+/// takes the first by kind and id.
+fn relations_of_open_units<'s, T>(
+    units: VecCollection<'s, T, OpenUnit>,
+    named: VecCollection<'s, T, KnownName>,
+    extractor: Arc<Extractor>,
+) -> VecCollection<'s, T, Relation>
+where
+    T: Timestamp + Lattice,
+{
+    let asks = units.clone().flat_map(|u| {
+        u.open
+            .iter()
+            .enumerate()
+            .map(|(i, (_, _, key, _))| ((u.tenant.clone(), key.clone()), (u.id.clone(), i as u32)))
+            .collect::<Vec<_>>()
+    });
+    let answers = asks.join_map(named, |_, (unit, i), (id, kind)| {
+        (unit.clone(), OpenPart::Named(*i, id.clone(), kind.clone()))
+    });
+    units
+        .map(|u| (u.id.clone(), OpenPart::Unit(u)))
+        .concat(answers)
+        .reduce(move |_unit, parts, output| {
+            let mut unit = None;
+            let mut named: Vec<(u32, String, String)> = Vec::new();
+            for (part, _) in parts {
+                match part {
+                    OpenPart::Unit(u) => unit = Some(u),
+                    OpenPart::Named(i, id, kind) => {
+                        if named.last().is_none_or(|(j, ..)| j != i) {
+                            named.push((*i, id.clone(), kind.clone()));
+                        }
+                    }
+                }
+            }
+            let Some(unit) = unit else { return };
+            if named.is_empty() {
+                return;
+            }
+            let mut found = unit.relations(&extractor.relations, &named);
+            found.sort();
+            found.dedup();
+            for relation in found {
+                output.push((relation, 1));
+            }
+        })
+        .map(|(_, relation)| relation)
 }
 
 fn aggregate_entity(input: &[(&Sighting, isize)]) -> EntityNode {

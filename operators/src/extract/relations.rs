@@ -61,6 +61,21 @@ impl RelationReader {
         })
     }
 
+    /// Whether `text` holds any cue of the vocabulary (active or passive): only then can it
+    /// state a relation.
+    ///
+    /// ```
+    /// use epigraph_operators::{Ontology, extract::relations::RelationReader};
+    /// let reader = RelationReader::new(&Ontology::bundled()).unwrap();
+    /// assert!(reader.has_cue("Katherine works on Vortex."));
+    /// assert!(!reader.has_cue("Great news, everyone!"));
+    /// ```
+    pub fn has_cue(&self, text: &str) -> bool {
+        self.relations
+            .iter()
+            .any(|r| !r.active.find_all(text).is_empty() || !r.passive.find_all(text).is_empty())
+    }
+
     /// Relations between consecutive mentions (sorted by position) of one unit.
     ///
     /// The gap between the two mentions must be short and consist of a cue, possibly with a

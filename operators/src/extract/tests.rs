@@ -361,3 +361,69 @@ fn coordinated_mentions_each_take_part_in_the_relation() {
         ]
     );
 }
+
+#[test]
+fn a_relation_to_a_name_known_only_elsewhere_is_read_once_the_name_is_known_and_retracted_with_it()
+{
+    // "Vortex" is a project only because another source says so.
+    let known = doc("projects.md", "Maya Chen works on the Vortex project.");
+    let statement = doc("notes.md", "Tom Park works on Vortex these days.");
+    let x = Extractor::bundled().extract(&statement);
+    assert!(x.entity_relations.is_empty(), "alone, Vortex is nothing");
+    assert_eq!(x.open_units.len(), 1);
+    let works_on = |updates: &[(GraphElement, isize)]| -> Vec<(String, isize)> {
+        updates
+            .iter()
+            .filter_map(|(e, d)| match e {
+                GraphElement::Relation(r) if r.rel_type == "WORKS_ON" => {
+                    Some((r.provenance.as_ref().unwrap().source_id.clone(), *d))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let rounds = run(vec![
+        vec![(statement.clone(), 1)],
+        vec![(known.clone(), 1)],
+        vec![(known, -1)],
+    ]);
+    assert!(works_on(&rounds[0]).is_empty());
+    // Known now: Maya's own relation and Tom's, read from notes.md.
+    let mut added = works_on(&rounds[1]);
+    added.sort();
+    assert_eq!(
+        added,
+        [("notes.md".to_string(), 1), ("projects.md".to_string(), 1)]
+    );
+    let tom = rounds[1]
+        .iter()
+        .find_map(|(e, _)| match e {
+            GraphElement::Relation(r)
+                if r.rel_type == "WORKS_ON"
+                    && r.provenance.as_ref().unwrap().source_id == "notes.md" =>
+            {
+                Some(r.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    let span = tom.provenance.as_ref().unwrap().span;
+    let text: String = statement
+        .body
+        .chars()
+        .skip(span.0 as usize)
+        .take((span.1 - span.0) as usize)
+        .collect();
+    assert_eq!(text, "Tom Park works on Vortex");
+    assert_eq!(tom.to, entity_id("acme", "Project", "vortex"));
+    // Retracting the source that made the name known retracts both.
+    let mut removed = works_on(&rounds[2]);
+    removed.sort();
+    assert_eq!(
+        removed,
+        [
+            ("notes.md".to_string(), -1),
+            ("projects.md".to_string(), -1)
+        ]
+    );
+}

@@ -125,6 +125,13 @@ pub enum EvalCommand {
         #[arg(long)]
         generated: PathBuf,
     },
+    /// Vocabulary relations (`WORKS_ON`, `MANAGES`, …) on a generated corpus (`epigraph gen`):
+    /// precision and recall per predicate against its relation labels; prints JSON.
+    Relations {
+        /// The generated corpus folder.
+        #[arg(long)]
+        generated: PathBuf,
+    },
     /// Memory-object typing (per-type precision/recall/F1, macro-F1) and entity-mention recall
     /// on a labelled set of real sentences; prints JSON (and a table with `--table`).
     Extraction {
@@ -295,6 +302,14 @@ pub async fn execute(cli: Cli) -> Result<()> {
             };
             let report =
                 crate::eval::retrieval::evaluate_retrieval(&config, &dir, &options).await?;
+            println!("{}", serde_json::to_string_pretty(&report)?);
+            Ok(())
+        }
+        Command::Eval {
+            what: EvalCommand::Relations { generated },
+        } => {
+            let report =
+                crate::eval::relations::evaluate_relations(extractor(&config)?, &generated)?;
             println!("{}", serde_json::to_string_pretty(&report)?);
             Ok(())
         }

@@ -15,11 +15,11 @@ use anyhow::Result;
 use differential_dataflow::input::Input;
 use epigraph_operators::extract::edge;
 use epigraph_operators::resolve::SAME_AS;
-use epigraph_operators::{Extractor, GraphElement, SourceVersion, extract_graph};
+use epigraph_operators::{Extraction, Extractor, GraphElement, SourceVersion, extract_graph};
 use serde::Serialize;
 use timely::dataflow::operators::capture::{Capture, Extract};
 
-use super::extraction::load_generated;
+use super::extraction::{LabelledSource, load_generated};
 
 /// Precision, recall and F1 of a clustering.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
@@ -120,55 +120,19 @@ pub fn evaluate_identity(extractor: Arc<Extractor>, dir: &Path) -> Result<Identi
         .iter()
         .map(|s| extractor.extract(&s.version))
         .collect();
-    // Names known anywhere in the tenant, as the dataflow's join sees them.
-    let mut known: HashMap<(String, String), String> = HashMap::new();
-    for x in &extractions {
-        for s in &x.sightings {
-            known
-                .entry((s.tenant.clone(), s.key.clone()))
-                .or_insert_with(|| s.entity_id.clone());
-        }
-    }
-    let mut items: Vec<(String, String, String, bool)> = Vec::new(); // gold, pred, raw, person
-    let mut gold_mentions = 0;
-    for (source, x) in sources.iter().zip(&extractions) {
-        let body = &source.version.body;
-        let mut spans: Vec<((u32, u32), String)> = Vec::new();
-        for e in &x.elements {
-            if let GraphElement::Relation(r) = e
-                && r.rel_type == edge::MENTIONS
-                && let Some(p) = &r.provenance
-            {
-                spans.push((p.span, r.to.clone()));
-            }
-        }
-        for c in &x.candidates {
-            if let Some(id) = known.get(&(c.tenant.clone(), c.key.clone())) {
-                spans.push((c.provenance.span, id.clone()));
-            }
-        }
-        for unit in &source.units {
-            let Some(byte) = body.find(&unit.text) else {
-                continue;
-            };
-            let start = body[..byte].chars().count() as u32;
-            for entity in &unit.entities {
-                let Some(gold) = &entity.entity_id else {
-                    continue;
-                };
-                gold_mentions += 1;
-                let Some(at) = unit.text.find(&entity.text) else {
-                    continue;
-                };
-                let s = start + unit.text[..at].chars().count() as u32;
-                let e = s + entity.text.chars().count() as u32;
-                if let Some((_, raw)) = spans.iter().find(|((a, b), _)| *a < e && s < *b) {
-                    let resolved = canonical.get(raw).cloned().unwrap_or_else(|| raw.clone());
-                    items.push((gold.clone(), resolved, raw.clone(), entity.kind == "Person"));
-                }
-            }
-        }
-    }
+    let (matched, gold_mentions) = matched_mentions(&sources, &extractions);
+    // gold, pred, raw, person
+    let items: Vec<(String, String, String, bool)> = matched
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            let resolved = canonical
+                .get(&m.extracted)
+                .cloned()
+                .unwrap_or_else(|| m.extracted.clone());
+            (m.gold, resolved, m.extracted, m.person)
+        })
+        .collect();
     let score = |people: bool, resolved: bool| {
         let chosen: Vec<(&str, &str)> = items
             .iter()
@@ -206,6 +170,81 @@ pub fn evaluate_identity(extractor: Arc<Extractor>, dir: &Path) -> Result<Identi
         unresolved: score(false, false),
         unresolved_people: score(true, false),
     })
+}
+
+/// A labelled entity mention that an extracted mention overlaps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct MatchedMention {
+    /// The labelled identity.
+    pub gold: String,
+    /// The extracted entity's id (before resolution).
+    pub extracted: String,
+    /// A person.
+    pub person: bool,
+}
+
+/// Per source (in the order given): the labelled mentions an extracted mention overlaps; and
+/// how many labelled mentions there are in all. A mention is extracted when the source's
+/// `MENTIONS` edges cover it, or when it is a candidate phrase naming an entity sighted
+/// anywhere (as the dataflow's join finds it).
+pub(crate) fn matched_mentions(
+    sources: &[LabelledSource],
+    extractions: &[Extraction],
+) -> (Vec<Vec<MatchedMention>>, usize) {
+    let mut known: HashMap<(String, String), String> = HashMap::new();
+    for x in extractions {
+        for s in &x.sightings {
+            known
+                .entry((s.tenant.clone(), s.key.clone()))
+                .or_insert_with(|| s.entity_id.clone());
+        }
+    }
+    let mut gold_mentions = 0;
+    let mut out = Vec::with_capacity(sources.len());
+    for (source, x) in sources.iter().zip(extractions) {
+        let body = &source.version.body;
+        let mut spans: Vec<((u32, u32), String)> = Vec::new();
+        for e in &x.elements {
+            if let GraphElement::Relation(r) = e
+                && r.rel_type == edge::MENTIONS
+                && let Some(p) = &r.provenance
+            {
+                spans.push((p.span, r.to.clone()));
+            }
+        }
+        for c in &x.candidates {
+            if let Some(id) = known.get(&(c.tenant.clone(), c.key.clone())) {
+                spans.push((c.provenance.span, id.clone()));
+            }
+        }
+        let mut matched = Vec::new();
+        for unit in &source.units {
+            let Some(byte) = body.find(&unit.text) else {
+                continue;
+            };
+            let start = body[..byte].chars().count() as u32;
+            for entity in &unit.entities {
+                let Some(gold) = &entity.entity_id else {
+                    continue;
+                };
+                gold_mentions += 1;
+                let Some(at) = unit.text.find(&entity.text) else {
+                    continue;
+                };
+                let s = start + unit.text[..at].chars().count() as u32;
+                let e = s + entity.text.chars().count() as u32;
+                if let Some((_, raw)) = spans.iter().find(|((a, b), _)| *a < e && s < *b) {
+                    matched.push(MatchedMention {
+                        gold: gold.clone(),
+                        extracted: raw.clone(),
+                        person: entity.kind == "Person",
+                    });
+                }
+            }
+        }
+        out.push(matched);
+    }
+    (out, gold_mentions)
 }
 
 /// Member → canonical entity, from the `SAME_AS` edges `extract_graph` computes.
