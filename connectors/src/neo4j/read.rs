@@ -718,9 +718,10 @@ mod tests {
             .iter()
             .map(|i| i.rsplit_once(" AS ").unwrap().1.trim().to_string())
             .collect();
-        assert_eq!(names.len(), 22);
+        assert_eq!(names.len(), 23);
         assert!(
-            names.contains(&"contradicts".to_string())
+            names.contains(&"k_terms".to_string())
+                && names.contains(&"contradicts".to_string())
                 && names.contains(&"claims".to_string())
                 && names.contains(&"source_superseded_by".to_string())
         );
