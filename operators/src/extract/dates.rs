@@ -93,7 +93,11 @@ impl RelativeDates {
     pub fn find(&self, text: &str, written_ms: i64) -> Vec<(usize, usize, String)> {
         let today = written_ms.div_euclid(DAY_MS);
         let (year, month, _) = civil_date(written_ms);
-        let past_sentence = self.past.is_match(text) && !self.future.is_match(text);
+        // Read only when a bare weekday needs it.
+        let past_sentence = std::cell::OnceCell::new();
+        let past_sentence = || {
+            *past_sentence.get_or_init(|| self.past.is_match(text) && !self.future.is_match(text))
+        };
         let mut found = Vec::new();
         for c in self.phrase.captures_iter(text) {
             let whole = c.get(0).expect("group 0");
@@ -118,7 +122,7 @@ impl RelativeDates {
                 let back = match which.as_deref() {
                     Some("last" | "past") => true,
                     Some(_) => false,
-                    None => past_sentence && !forward,
+                    None => past_sentence() && !forward,
                 };
                 let behind = (now - target).rem_euclid(7);
                 let offset = if back {

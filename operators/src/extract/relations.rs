@@ -73,7 +73,7 @@ impl RelationReader {
     pub fn has_cue(&self, text: &str) -> bool {
         self.relations
             .iter()
-            .any(|r| !r.active.find_all(text).is_empty() || !r.passive.find_all(text).is_empty())
+            .any(|r| r.active.any(text) || r.passive.any(text))
     }
 
     /// Relations between consecutive mentions (sorted by position) of one unit.
