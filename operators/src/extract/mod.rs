@@ -155,34 +155,26 @@ impl OpenUnit {
         reader: &relations::RelationReader,
         named: &[(u32, String, String)],
     ) -> Vec<Relation> {
+        let mention = |start: u32, end: u32, kind: &str, key: &str, surface: &str| Mention {
+            start: start as usize,
+            end: end as usize,
+            surface: surface.to_string(),
+            kind: kind.to_string(),
+            key: key.to_string(),
+            evidence: mentions::Evidence::Pattern,
+        };
         let mut mentions: Vec<(Mention, String, bool)> = self
             .mentions
             .iter()
             .map(|(start, end, kind, key, surface)| {
-                let mention = Mention {
-                    start: *start as usize,
-                    end: *end as usize,
-                    surface: surface.clone(),
-                    kind: kind.clone(),
-                    key: key.clone(),
-                    evidence: mentions::Evidence::Pattern,
-                };
-                (mention, entity_id(&self.tenant, kind, key), false)
+                let id = entity_id(&self.tenant, kind, key);
+                (mention(*start, *end, kind, key, surface), id, false)
             })
             .collect();
         for (i, id, kind) in named {
-            let Some((start, end, key, surface)) = self.open.get(*i as usize) else {
-                continue;
-            };
-            let mention = Mention {
-                start: *start as usize,
-                end: *end as usize,
-                surface: surface.clone(),
-                kind: kind.clone(),
-                key: key.clone(),
-                evidence: mentions::Evidence::Pattern,
-            };
-            mentions.push((mention, id.clone(), true));
+            if let Some((start, end, key, surface)) = self.open.get(*i as usize) {
+                mentions.push((mention(*start, *end, kind, key, surface), id.clone(), true));
+            }
         }
         mentions.sort_by_key(|(m, ..)| (m.start, m.end));
         let (found, ids): (Vec<Mention>, Vec<(String, bool)>) = mentions

@@ -275,7 +275,10 @@ fn collapse(text: &str) -> String {
 }
 
 /// The live graph of `versions`, computed in one in-process dataflow.
-fn live_graph(versions: Vec<SourceVersion>, extractor: Arc<Extractor>) -> Vec<GraphElement> {
+pub(crate) fn live_graph(
+    versions: Vec<SourceVersion>,
+    extractor: Arc<Extractor>,
+) -> Vec<GraphElement> {
     let captured = timely::execute_directly(move |worker| {
         let (mut input, captured) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, docs) = scope.new_collection::<SourceVersion, isize>();

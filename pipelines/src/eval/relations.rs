@@ -17,11 +17,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use differential_dataflow::input::Input;
-use epigraph_operators::{Extractor, GraphElement, Relation, SourceVersion, extract_graph};
+use epigraph_operators::{Extractor, GraphElement, Relation, SourceVersion};
 use serde::{Deserialize, Serialize};
-use timely::dataflow::operators::capture::{Capture, Extract};
 
+use super::epistemics::live_graph;
 use super::extraction::load_generated;
 use super::identity::matched_mentions;
 
@@ -129,9 +128,18 @@ pub fn evaluate_relations(extractor: Arc<Extractor>, dir: &Path) -> Result<Relat
         .iter()
         .flat_map(|x| x.sightings.iter().map(|s| s.entity_id.as_str()))
         .collect();
-    let predicted: Vec<Relation> = graph_relations(versions, extractor.clone(), vocabulary)
+    let predicted: Vec<Relation> = live_graph(versions, extractor.clone())
         .into_iter()
-        .filter(|r| entities.contains(r.from.as_str()) && entities.contains(r.to.as_str()))
+        .filter_map(|e| match e {
+            GraphElement::Relation(r)
+                if vocabulary.contains(&r.rel_type)
+                    && entities.contains(r.from.as_str())
+                    && entities.contains(r.to.as_str()) =>
+            {
+                Some(r)
+            }
+            _ => None,
+        })
         .collect();
     let mut all = RelationScores::default();
     let mut per: BTreeMap<String, RelationScores> = BTreeMap::new();
@@ -190,42 +198,6 @@ pub fn evaluate_relations(extractor: Arc<Extractor>, dir: &Path) -> Result<Relat
         misses,
         false_positives,
     })
-}
-
-/// The vocabulary relations of the graph `extract_graph` builds from every live version.
-fn graph_relations(
-    versions: Vec<SourceVersion>,
-    extractor: Arc<Extractor>,
-    vocabulary: BTreeSet<String>,
-) -> Vec<Relation> {
-    let captured = timely::execute_directly(move |worker| {
-        let (mut input, captured) = worker.dataflow::<u64, _, _>(|scope| {
-            let (input, docs) = scope.new_collection::<SourceVersion, isize>();
-            let relations = extract_graph(docs, extractor)
-                .flat_map(move |e| match e {
-                    GraphElement::Relation(r) if vocabulary.contains(&r.rel_type) => Some(r),
-                    _ => None,
-                })
-                .consolidate();
-            (input, relations.inner.capture())
-        });
-        for version in versions {
-            input.insert(version);
-        }
-        input.close();
-        while worker.step() {}
-        captured
-    });
-    let mut net: BTreeMap<Relation, isize> = BTreeMap::new();
-    for (_, updates) in captured.extract() {
-        for (relation, _, diff) in updates {
-            *net.entry(relation).or_default() += diff;
-        }
-    }
-    net.into_iter()
-        .filter(|(_, d)| *d > 0)
-        .map(|(relation, _)| relation)
-        .collect()
 }
 
 /// The text of a character span `[start, end)` of `body`.
