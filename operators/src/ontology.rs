@@ -173,6 +173,9 @@ pub struct EdgeSpec {
     /// Counted by the evidence term e.
     #[serde(default)]
     pub evidence: bool,
+    /// `A -> B` means A holds B up: counted in B (blocking) of A's open-question urgency h.
+    #[serde(default)]
+    pub blocking: bool,
 }
 
 /// Source authority levels.
@@ -345,6 +348,9 @@ pub struct EpistemicsSpec {
     pub matter: MatterSpec,
     /// Answering questions.
     pub answers: AnswersSpec,
+    /// Statements held up by an open question.
+    #[serde(default)]
+    pub blocks: BlocksSpec,
     /// What questions ask for.
     #[serde(default)]
     pub need: Vec<NeedSpec>,
@@ -377,6 +383,20 @@ pub struct AnswersSpec {
     pub max_candidates: usize,
     /// Topic words a question and its answer share.
     pub min_shared: usize,
+}
+
+/// `[epistemics.blocks]`: a statement that says it is held up ("blocked until", "on hold
+/// pending", "waiting on") by an open question on its matter. Without the section nothing is
+/// blocked.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BlocksSpec {
+    /// Phrases saying the statement is held up.
+    pub cues: Vec<String>,
+    /// Topic words the question and the blocked statement share, besides the entity's own.
+    pub min_shared: usize,
+    /// Earlier statements of one entity tried, newest first, for one blocked statement.
+    pub max_candidates: usize,
 }
 
 /// `[[epistemics.need]]`: what a question asks for.

@@ -5,6 +5,8 @@
 //! deleted when the test ends) and takes [`serial`] for its whole body: `epigraph run`
 //! reconciles the shared Neo4j and LanceDB with its topics, so two runs must not interleave.
 
+pub mod corpus;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -7,22 +7,8 @@ use std::io::{BufRead, BufReader};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use epigraph_tests::corpus::{MEMO, PLANNED, QUESTION, SHEET, event};
 use epigraph_tests::{TestEnv, ingest, last_json_line, serial};
-
-const DAY: i64 = 86_400_000;
-const T0: i64 = 1_780_000_000_000;
-const PLANNED: &str = "Project Atlas launch is planned for May 13, 2027.";
-const QUESTION: &str = "Who will sign the Lighthouse Fund SAFE for us?";
-const SHEET: &str = "Term sheet from Lighthouse Fund: €320K SAFE at a €2.2M cap.";
-const MEMO: &str = "Internal memo: the Lighthouse Fund round is €200K with a €2.3M cap.";
-
-fn event(kind: &str, id: &str, day: i64, body: &str) -> String {
-    serde_json::json!({
-        "kind": kind, "source_id": id, "op": "upsert", "title": id, "body": body,
-        "occurred_at": T0 + day * DAY,
-    })
-    .to_string()
-}
 
 /// One server-sent event: its name and its data as JSON.
 type Sent = (String, serde_json::Value);

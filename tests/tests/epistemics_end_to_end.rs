@@ -4,30 +4,10 @@
 //! graph, and a malformed feedback record is dead-lettered without stopping the run.
 
 use epigraph_connectors::kafka::EventProducer;
+use epigraph_tests::corpus::{DAY, MEMO, PLANNED, SHEET, SLIPPED, T0, authored as event};
 use epigraph_tests::{
     TestEnv, find_dead_letter, ingest, last_json_line, neo4j, neo4j_count, serial,
 };
-
-const DAY: i64 = 86_400_000;
-const T0: i64 = 1_780_000_000_000;
-const SHEET: &str = "Term sheet from Lighthouse Fund: €320K SAFE at a €2.2M cap.";
-const MEMO: &str = "Internal memo: the Lighthouse Fund round is €200K with a €2.3M cap.";
-const PLANNED: &str = "Project Atlas launch is planned for May 13, 2027.";
-const SLIPPED: &str = "Heads up, the Project Atlas launch slips to June 3, 2027.";
-
-fn event(kind: &str, id: &str, day: i64, body: &str, author: Option<&str>) -> String {
-    let authors = match author {
-        Some(name) => {
-            serde_json::json!([{"name": name, "address": format!("{}@acme.example", name.to_lowercase().replace(' ', "."))}])
-        }
-        None => serde_json::json!([]),
-    };
-    serde_json::json!({
-        "kind": kind, "source_id": id, "op": "upsert", "title": id, "body": body,
-        "occurred_at": T0 + day * DAY, "authors": authors,
-    })
-    .to_string()
-}
 
 async fn count(cypher: &str, tenant: &str) -> i64 {
     neo4j_count(&neo4j(), cypher, tenant).await

@@ -2,10 +2,8 @@
 //! plan and its successor) ingested through Kafka and the pipeline into a fresh tenant, queried
 //! through `/v1/search?level=source`, scored.
 
+use epigraph_tests::corpus::{DAY, T0};
 use epigraph_tests::{TestEnv, last_json_line, serial};
-
-const DAY: i64 = 86_400_000;
-const T0: i64 = 1_780_000_000_000;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_beir_folder_is_ingested_queried_and_scored() {

@@ -73,6 +73,13 @@ pub struct MemoryCard {
     /// Questions it answers.
     #[serde(default)]
     pub answers: Vec<EdgeRef>,
+    /// Statements it holds up (for open questions): `BLOCKS` edges; a block ended when the
+    /// question was answered has `t_invalid`.
+    #[serde(default)]
+    pub blocks: Vec<EdgeRef>,
+    /// Open questions holding it up.
+    #[serde(default)]
+    pub blocked_by: Vec<EdgeRef>,
     /// Number of `SUPPORTS` edges pointing at it.
     #[serde(default)]
     pub supported: i64,
@@ -139,6 +146,8 @@ const CARD: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text, '') AS t
      [(m)-[r:SUPERSEDES]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS supersedes, \
      [(o)-[r:ANSWERS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS answered_by, \
      [(m)-[r:ANSWERS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS answers, \
+     [(m)-[r:BLOCKS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS blocks, \
+     [(o)-[r:BLOCKS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS blocked_by, \
      size([(o)-[:SUPPORTS]->(m) | 1]) AS supported, \
      [(m)-[:ASSERTS]->(c:Claim) | {subject: c.subject_name, attribute: c.attribute, value: c.value, unit: c.unit, qualifier: c.qualifier}] AS claims, \
      head([(m)-[:DERIVED_FROM]->(s)<-[:DERIVED_FROM]-(h) WHERE h.text =~ '(?i)(status: *(superseded|rejected|withdrawn|deprecated|obsolete|replaced)|superseded[- ]by *:?).*' | h.text]) AS source_status, \
@@ -718,9 +727,10 @@ mod tests {
             .iter()
             .map(|i| i.rsplit_once(" AS ").unwrap().1.trim().to_string())
             .collect();
-        assert_eq!(names.len(), 23);
+        assert_eq!(names.len(), 25);
         assert!(
             names.contains(&"k_terms".to_string())
+                && names.contains(&"blocks".to_string())
                 && names.contains(&"contradicts".to_string())
                 && names.contains(&"claims".to_string())
                 && names.contains(&"source_superseded_by".to_string())

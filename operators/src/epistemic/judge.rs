@@ -43,6 +43,8 @@ pub enum LinkKind {
     Contradicts,
     /// `from` answers the question `to`.
     Answers,
+    /// The open question `from` holds up `to`, until it is answered.
+    Blocks,
 }
 
 impl LinkKind {
@@ -52,6 +54,7 @@ impl LinkKind {
             LinkKind::Supersedes => "SUPERSEDES",
             LinkKind::Contradicts => "CONTRADICTS",
             LinkKind::Answers => "ANSWERS",
+            LinkKind::Blocks => "BLOCKS",
         }
     }
 }
@@ -272,6 +275,61 @@ pub fn answers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(us
             });
         if let Some(&a) = answer {
             out.push((a, q));
+        }
+    }
+    out
+}
+
+/// Open questions holding up statements, among the statements naming one entity: for each
+/// statement that says it is held up ([`Facts::blocked`]), the newest question written no later
+/// than it (or in the same source) that shares a topic word with it, besides the entity's own.
+/// Whether the question was already answered by then is the dataflow's to judge. Returns
+/// `(question, blocked)` indexes into `members`.
+///
+/// ```
+/// use epigraph_operators::epistemic::{Rules, judge::blockers};
+/// use epigraph_operators::{EpistemicType, MemoryObject, Standing, StatementType, TemporalType};
+/// let rules = Rules::bundled();
+/// let unit = |id: &str, day: i64, t: EpistemicType, text: &str| rules.facts(&MemoryObject {
+///     id: id.into(), tenant: "t".into(), memory_type: t,
+///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
+///     title: None, section: None, source_id: id.into(), source_version: "v".into(), span: (0, 1),
+///     extractor: "x".into(), confidence: 900, t_valid: Some(day * 86_400_000), t_invalid: None,
+///     standing: Standing::Open, recorded_at: None }, &[], &[]);
+/// let members = [
+///     unit("q", 1, EpistemicType::Question, "Who owns the BlueWave renewal?"),
+///     unit("other", 2, EpistemicType::Question, "When is the BlueWave offsite?"),
+///     unit("held", 4, EpistemicType::Plan, "The BlueWave renewal paperwork is blocked until we know."),
+///     unit("early", 0, EpistemicType::Plan, "The BlueWave renewal quote is on hold until someone decides."),
+/// ];
+/// let refs: Vec<_> = members.iter().collect();
+/// // "renewal" is shared with the first question only; the quote was written before it.
+/// assert_eq!(blockers(&refs, &["bluewave".to_string()], &rules), [(0, 2)]);
+/// ```
+pub fn blockers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(usize, usize)> {
+    let mut questions: Vec<usize> = (0..members.len())
+        .filter(|i| members[*i].memory_type == EpistemicType::Question)
+        .collect();
+    if questions.is_empty() {
+        return Vec::new();
+    }
+    questions.sort_by(|a, b| rank(members[*b]).cmp(&rank(members[*a])));
+    let spec = &rules.spec().blocks;
+    let mut out = Vec::new();
+    for (b, held) in members.iter().enumerate().filter(|(_, f)| f.blocked) {
+        let blocker = questions
+            .iter()
+            .filter(|q| {
+                let question = members[**q];
+                question.source_id == held.source_id
+                    || (question.t_valid.is_some() && question.t_valid <= held.t_valid)
+            })
+            .take(spec.max_candidates)
+            .find(|q| {
+                rules.shared_words(&members[**q].topic, &held.topic, besides) >= spec.min_shared
+            });
+        if let Some(&q) = blocker {
+            out.push((q, b));
         }
     }
     out

@@ -11,7 +11,10 @@
 //!   `SUPERSEDES` edge to the latest earlier one of its type; so does a statement whose claim
 //!   replaced another statement's claim;
 //! - **answered questions** ([`judge::answers`]): the first later statement that answers an open
-//!   question gets an `ANSWERS` edge to it, and the question stands `answered` from then on.
+//!   question gets an `ANSWERS` edge to it, and the question stands `answered` from then on;
+//! - **blocked statements** ([`judge::blockers`]): a statement that says it is held up
+//!   ("blocked until", "on hold pending") gets a `BLOCKS` edge from the latest open question on
+//!   its matter; the edge ends (`t_invalid`) when the question is answered.
 //!
 //! Statements are grouped by the canonical entities they name (so `SAME_AS` merges count, and a
 //! `distinct` verdict separates again) and claims by their canonical subject. Nothing is deleted:
@@ -300,9 +303,13 @@ where
                     1,
                 ));
             }
+            for (question, held) in judge::blockers(&members, &besides, &block_rules) {
+                out.push((pick(LinkKind::Blocks, members[question], members[held]), 1));
+            }
         })
         .map(|(_, pick)| pick);
-    // One per newer statement (the latest earlier one), one per question (the first answer).
+    // One per newer statement (the latest earlier one), one per question (the first answer),
+    // one per blocked statement (the latest question holding it up).
     let matter_links = picks
         .map(|p| ((p.kind, p.keyed.clone()), p))
         .reduce(|(kind, _), input, out| {
@@ -316,6 +323,8 @@ where
         })
         .map(|(_, link)| link);
     let links = claim_links.concat(matter_links).distinct();
+    let blocks = links.clone().filter(|l| l.kind == LinkKind::Blocks);
+    let links = links.filter(|l| l.kind != LinkKind::Blocks);
 
     // Standing of memory objects: superseded or answered since the earliest such link.
     let memory_states = links
@@ -323,7 +332,7 @@ where
         .flat_map(|l| match l.kind {
             LinkKind::Supersedes => Some((l.to, (Standing::Superseded, l.t_valid))),
             LinkKind::Answers => Some((l.to, (Standing::Answered, l.t_valid))),
-            LinkKind::Contradicts => None,
+            LinkKind::Contradicts | LinkKind::Blocks => None,
         })
         .reduce(|_, input, out| {
             let first = input
@@ -334,6 +343,19 @@ where
                 out.push((*state, 1));
             }
         });
+    // A question holds a statement up until it is answered; one answered before the statement
+    // was written never held it up.
+    let answered = memory_states
+        .clone()
+        .filter(|(_, (standing, _))| *standing == Standing::Answered)
+        .map(|(question, (_, at))| (question, at));
+    let blocks = restate(
+        blocks.map(|l| (l.from.clone(), l)),
+        answered.map(|(question, at)| (question, (Standing::Answered, at))),
+        |l, (_, at)| l.t_invalid = at,
+    )
+    .filter(|l| !matches!((l.t_invalid, l.t_valid), (Some(end), Some(start)) if end <= start));
+    let links = links.concat(blocks);
     let memories = restate(
         memories.map(|m| (m.id.clone(), m)),
         memory_states,
@@ -395,6 +417,17 @@ fn pick(kind: LinkKind, from: &Facts, to: &Facts) -> Pick {
             keyed: to.id.clone(),
             other: (from.t_valid, from.id.clone()),
             link,
+        },
+        // Valid from when the blocked statement was written; keyed by it, the latest question
+        // wins.
+        LinkKind::Blocks => Pick {
+            kind,
+            keyed: to.id.clone(),
+            other: (from.t_valid, from.id.clone()),
+            link: Link {
+                t_valid: later(from.t_valid, to.t_valid),
+                ..link
+            },
         },
         _ => Pick {
             kind,

@@ -16,6 +16,7 @@ const DAY_MS: i64 = 86_400_000;
 pub struct Rules {
     spec: EpistemicsSpec,
     update: CueSet,
+    blocked: CueSet,
     needs: Vec<(CueSet, AnswerKind)>,
     ignore: BTreeSet<String>,
     attributes: BTreeSet<String>,
@@ -29,6 +30,7 @@ impl Rules {
             CueSet::new(cues).map_err(|e| OntologyError::Invalid(format!("[epistemics] {e}")))
         };
         let update = compile(&spec.update_cues)?;
+        let blocked = compile(&spec.blocks.cues)?;
         let needs = spec
             .need
             .iter()
@@ -45,6 +47,7 @@ impl Rules {
             attributes,
             spec,
             update,
+            blocked,
             needs,
             ignore,
         })
@@ -83,6 +86,19 @@ impl Rules {
     /// ```
     pub fn is_update(&self, text: &str) -> bool {
         self.update.any(text)
+    }
+
+    /// Whether `text` says it is held up by something still open.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// assert!(rules.is_blocked("The renewal paperwork is blocked until we know who owns it."));
+    /// assert!(rules.is_blocked("Invites for the offsite are on hold pending the date."));
+    /// assert!(!rules.is_blocked("The reader uses blocking I/O."));
+    /// assert!(!rules.is_blocked("The module is in pending deprecation."));
+    /// ```
+    pub fn is_blocked(&self, text: &str) -> bool {
+        self.blocked.any(text)
     }
 
     /// What a question asks for (`None`: nothing in particular).
@@ -254,6 +270,7 @@ impl Rules {
             recorded_at: memory.recorded_at,
             topic: self.topic(&memory.text),
             update: self.is_update(&memory.text),
+            blocked: memory.memory_type != EpistemicType::Question && self.is_blocked(&memory.text),
             need: (memory.memory_type == EpistemicType::Question)
                 .then(|| self.need(&memory.text).unwrap_or(AnswerKind::Statement)),
             carries: answer_kinds,
@@ -286,6 +303,9 @@ pub struct Facts {
     pub topic: Vec<String>,
     /// It says it updates something.
     pub update: bool,
+    /// It says it is held up by something still open (never a question).
+    #[serde(default)]
+    pub blocked: bool,
     /// For a question: what it asks for.
     pub need: Option<AnswerKind>,
     /// What it carries, as an answer.

@@ -701,3 +701,100 @@ fn a_relative_date_in_chat_supersedes_an_absolute_one_and_a_vaguer_one_agrees() 
         "{elements:?}"
     );
 }
+
+/// `(question, blocked statement, t_valid, t_invalid)` of every `BLOCKS` edge.
+fn blocks(elements: &[GraphElement]) -> Vec<(String, String, Option<i64>, Option<i64>)> {
+    let m: BTreeMap<String, String> = memories(elements)
+        .into_values()
+        .map(|m| (m.id, m.text))
+        .collect();
+    let mut out: Vec<_> = relation(elements, "BLOCKS")
+        .into_iter()
+        .map(|r| (m[&r.from].clone(), m[&r.to].clone(), r.t_valid, r.t_invalid))
+        .collect();
+    out.sort();
+    out
+}
+
+const HELD: &str = "Heads up: the BlueWave renewal paperwork is blocked until we know who owns it.";
+
+#[test]
+fn an_open_question_blocks_a_held_up_statement_until_it_is_answered_and_retractions_undo_it() {
+    let mut answer = source("chat/a", SourceKind::Chat, 4, ANSWER);
+    answer.authors = vec![Party {
+        name: Some("Mateo Rossi".into()),
+        address: Some("mateo@bluewave.example".into()),
+    }];
+    let question = source("chat/q", SourceKind::Chat, 1, QUESTION);
+    let held = source("chat/h", SourceKind::Chat, 2, HELD);
+    let noise = source(
+        "chat/x",
+        SourceKind::Chat,
+        3,
+        "The BlueWave offsite is on hold until we know the venue.",
+    );
+    let result = rounds(vec![
+        (ones(vec![question, held.clone(), noise]), vec![]),
+        (ones(vec![answer.clone()]), vec![]),
+        (vec![(answer, -1)], vec![]),
+        (vec![(held, -1)], vec![]),
+    ]);
+    let open = (QUESTION.to_string(), HELD.to_string(), Some(2 * DAY), None);
+    // Held up by the question it shares "renewal" with; the offsite shares nothing with it.
+    assert_eq!(blocks(&result[0]), std::slice::from_ref(&open));
+    // Answered on day 4: the block has ended then, and is kept as history.
+    let ended = (open.0.clone(), open.1.clone(), open.2, Some(4 * DAY));
+    assert_eq!(blocks(&result[1]), [ended]);
+    assert_eq!(memories(&result[1])[QUESTION].standing, Standing::Answered);
+    // Retracting the answer restores the first graph exactly; retracting the held statement
+    // removes the edge.
+    assert_eq!(result[2], result[0]);
+    assert!(blocks(&result[3]).is_empty(), "{:?}", blocks(&result[3]));
+}
+
+#[test]
+fn a_question_answered_before_the_statement_was_written_blocks_nothing() {
+    let mut answer = source("chat/a", SourceKind::Chat, 4, ANSWER);
+    answer.authors = vec![Party {
+        name: Some("Mateo Rossi".into()),
+        address: Some("mateo@bluewave.example".into()),
+    }];
+    let elements = graph(
+        vec![
+            source("chat/q", SourceKind::Chat, 1, QUESTION),
+            answer,
+            source("chat/h", SourceKind::Chat, 6, HELD),
+        ],
+        vec![],
+    );
+    assert!(blocks(&elements).is_empty(), "{:?}", blocks(&elements));
+    assert_eq!(
+        memories(&elements)[QUESTION].t_invalid,
+        Some(4 * DAY),
+        "answered on day 4"
+    );
+}
+
+#[test]
+fn in_the_bundled_sample_the_open_on_call_question_blocks_the_runbook() {
+    let notes = include_str!("../../../samples/docs/meetings/2026-09-02-launch-sync.md");
+    let elements = graph(
+        vec![source(
+            "docs/meetings/2026-09-02-launch-sync.md",
+            SourceKind::Document,
+            1,
+            notes,
+        )],
+        vec![],
+    );
+    assert_eq!(
+        blocks(&elements),
+        [(
+            "Who owns the on-call rotation for the ingestion pipeline?".to_string(),
+            "The on-call runbook for the ingestion pipeline is on hold until we know who owns the rotation."
+                .to_string(),
+            Some(DAY),
+            None
+        )]
+    );
+}

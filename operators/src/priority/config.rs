@@ -185,6 +185,8 @@ pub struct EdgeRole {
     pub penalises: bool,
     /// Counted by c at its target with weight a_s; its influence flows target → source.
     pub demotes: bool,
+    /// Counted in B (blocking) of its source's open-question urgency h.
+    pub blocking: bool,
 }
 
 /// The Gershgorin bound of Appendix D for this configuration.
@@ -405,6 +407,7 @@ fn edge_roles(
                 evidence: e.evidence,
                 penalises: e.penalises,
                 demotes: demoting.contains(&e.name),
+                blocking: e.blocking,
             };
             (e.name.clone(), role)
         })

@@ -15,7 +15,8 @@ use crate::model::{GraphElement, MemoryObject, NodePriority, Standing, stable_id
 /// K for every memory object of `graph`, as `Priority` elements.
 ///
 /// A node is created at its valid time (else its recorded time); it is an open question while
-/// its standing is `open`; stakes are the configured default; it is retired (c adds a_r) while
+/// its standing is `open`; B of its urgency is the number of nodes it holds up (`BLOCKS`
+/// edges); stakes are the configured default; only edges without `t_invalid` act; it is retired (c adds a_r) while
 /// its source document is replaced by another (a demoting edge between the two source nodes) or
 /// declares itself superseded, withdrawn, rejected, … in a header line that is a memory object.
 /// Relations whose type is not a configured edge are ignored.
@@ -85,18 +86,57 @@ where
         .antijoin(retired)
         .map(|(_, node)| node)
         .concat(in_retired);
+    // Only edges still in force act: a contradiction one side of which was superseded, or a
+    // block whose question was answered, has ended (`t_invalid`).
     let configured: BTreeSet<String> = config.edges.keys().cloned().collect();
     let edges = graph.flat_map(move |e| match e {
-        GraphElement::Relation(r) if configured.contains(&r.rel_type) => Some(PriorityEdge {
-            tenant: r.tenant,
-            from: r.from,
-            to: r.to,
-            rel_type: r.rel_type,
-        }),
+        GraphElement::Relation(r) if r.t_invalid.is_none() && configured.contains(&r.rel_type) => {
+            Some(PriorityEdge {
+                tenant: r.tenant,
+                from: r.from,
+                to: r.to,
+                rel_type: r.rel_type,
+            })
+        }
         _ => None,
     });
+    let nodes = with_blocking(nodes, edges.clone(), config);
     priorities(nodes, edges, usages, now, config)
         .map(|w| GraphElement::Priority(NodePriority::new(&w.tenant, &w.id, w.priority)))
+}
+
+/// `nodes` with B of h set: how many other nodes each holds up through edges in force whose
+/// type counts as blocking (`BLOCKS`).
+fn with_blocking<'s, T>(
+    nodes: VecCollection<'s, T, PriorityNode>,
+    edges: VecCollection<'s, T, PriorityEdge>,
+    config: &PriorityConfig,
+) -> VecCollection<'s, T, PriorityNode>
+where
+    T: Timestamp + Lattice + Ord,
+{
+    let blocking: BTreeSet<String> = config
+        .edges
+        .iter()
+        .filter(|(_, role)| role.blocking)
+        .map(|(name, _)| name.clone())
+        .collect();
+    let counts = edges
+        .filter(move |e| blocking.contains(&e.rel_type) && e.from != e.to)
+        .map(|e| ((e.tenant, e.from), e.to))
+        .distinct()
+        .map(|(node, _)| node)
+        .count();
+    let keyed = nodes.map(|n| ((n.tenant.clone(), n.id.clone()), n));
+    let counted = keyed.clone().join_map(counts.clone(), |_, node, count| {
+        let mut node = node.clone();
+        node.blocking = u32::try_from(*count).unwrap_or(u32::MAX);
+        node
+    });
+    keyed
+        .antijoin(counts.map(|(node, _)| node))
+        .map(|(_, node)| node)
+        .concat(counted)
 }
 
 /// `(tenant, source node id)` of every retired document: the target of a demoting edge
@@ -269,5 +309,46 @@ mod tests {
         assert!(decision(&replaced, "pep-0241") < decision(&before, "pep-0241"));
         // Retracting the new document restores every priority exactly.
         assert_eq!(restored, before);
+    }
+
+    #[test]
+    fn an_open_question_gains_urgency_for_what_it_blocks_and_the_block_ends_with_its_answer() {
+        let config = PriorityConfig::bundled();
+        let chat = |id: &str, day: i64, body: &str| {
+            let mut s = SourceVersion::new("t", id, SourceKind::Chat, body);
+            s.occurred_at = Some(day * DAY);
+            s
+        };
+        let question = chat("q", 1, "Who owns the Project Atlas budget?");
+        let held = chat(
+            "h",
+            2,
+            "The Project Atlas vendor contract is blocked until we know who owns the budget.",
+        );
+        let mut answer = chat("a", 4, "Mateo Rossi will own the Project Atlas budget.");
+        answer.authors = vec![epigraph_schemas::Party {
+            name: Some("Mateo Rossi".into()),
+            address: Some("mateo@atlas.example".into()),
+        }];
+        let [alone, blocking, answered]: [Ranked; 3] = run(vec![
+            vec![(question, 1)],
+            vec![(held, 1)],
+            vec![(answer, 1)],
+        ])
+        .try_into()
+        .expect("three epochs");
+        let of = |r: &Ranked, source: &str| {
+            let found: Vec<_> = r.iter().filter(|((s, _), _)| s == source).collect();
+            assert_eq!(found.len(), 1, "{r:?}");
+            *found[0].1
+        };
+        // B = 1 adds blocking_weight to h (below the clamp at 1); the held statement pays a_c.
+        let (before, after) = (of(&alone, "q"), of(&blocking, "q"));
+        assert_eq!(after.h.0 - before.h.0, config.blocking_weight.0);
+        assert!(after.k >= before.k, "{before:?} {after:?}");
+        assert_eq!(of(&blocking, "h").c.0, config.penalty_weight.0);
+        // Once answered the question has no urgency, and the block no longer penalises.
+        assert_eq!(of(&answered, "q").h.0, 0);
+        assert_eq!(of(&answered, "h").c.0, 0);
     }
 }

@@ -173,6 +173,10 @@ pub struct SearchResult {
     pub superseded_by: Vec<String>,
     /// Statements that answered it.
     pub answered_by: Vec<String>,
+    /// Statements it holds up (an open question's `BLOCKS` edges in force).
+    pub blocks: Vec<String>,
+    /// Open questions holding it up.
+    pub blocked_by: Vec<String>,
     /// `search`, or `contradiction` for the other side of a contradiction of a result.
     pub via: String,
     /// Score components.
@@ -371,7 +375,12 @@ pub async fn rank(
             card: &r.card,
             at: query.as_of,
         };
-        for edge in view.contradicts().into_iter().chain(view.superseded_by()) {
+        for edge in view
+            .contradicts()
+            .into_iter()
+            .chain(view.superseded_by())
+            .chain(view.blocked_by())
+        {
             if !wanted.contains(&edge.id) {
                 wanted.push(edge.id.clone());
             }
@@ -539,6 +548,8 @@ fn result(r: &Ranked, at: Option<i64>, via: &str, explain: bool, intent: Intent)
         contradicts: view.contradicts().iter().map(|e| e.id.clone()).collect(),
         superseded_by: view.superseded_by().iter().map(|e| e.id.clone()).collect(),
         answered_by: view.answered_by().iter().map(|e| e.id.clone()).collect(),
+        blocks: view.blocks().iter().map(|e| e.id.clone()).collect(),
+        blocked_by: view.blocked_by().iter().map(|e| e.id.clone()).collect(),
         via: via.to_string(),
         explain: explain.then(|| Explain {
             relevance: r.relevance,

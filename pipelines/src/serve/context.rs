@@ -556,7 +556,13 @@ pub fn build(input: &ContextInput, budget_tokens: usize, config: &ContextConfig)
                 superseded.push((vec![it], l));
             }
             "open" => {
-                let it = item(card, at, Vec::new(), Some("open question".into()));
+                let held: Vec<String> = view.blocks().iter().map(|e| e.id.clone()).collect();
+                let note = match held.len() {
+                    0 => "open question".to_string(),
+                    1 => "open question, holding up 1 statement".to_string(),
+                    n => format!("open question, holding up {n} statements"),
+                };
+                let it = item(card, at, held, Some(note));
                 let l = line(&it);
                 questions.push((vec![it], l));
             }
@@ -572,7 +578,12 @@ pub fn build(input: &ContextInput, budget_tokens: usize, config: &ContextConfig)
                 evidence.push((vec![it], l));
             }
             _ => {
-                let it = item(card, at, Vec::new(), None);
+                let by: Vec<String> = view.blocked_by().iter().map(|e| e.id.clone()).collect();
+                let note = by.first().map(|id| match input.related.get(id) {
+                    Some(question) => format!("blocked by open question {id} ({})", question.text),
+                    None => format!("blocked by open question {id}"),
+                });
+                let it = item(card, at, by, note);
                 let l = line(&it);
                 match card.memory_type.as_str() {
                     "DECISION" | "CONSTRAINT" | "PLAN" => decisions.push((vec![it], l)),
@@ -790,6 +801,47 @@ mod tests {
         assert!(
             block.sections[6].items.is_empty(),
             "chunks hold today's text: no passages in a block about an earlier instant"
+        );
+    }
+
+    #[test]
+    fn an_open_question_says_what_it_holds_up_and_the_held_statement_names_it() {
+        let mut input = input();
+        let edge = |id: &str, t_invalid: Option<i64>| EdgeRef {
+            id: id.into(),
+            t_valid: Some(1_767_225_600_000),
+            t_invalid,
+            recorded_at: None,
+        };
+        let mut question = card("q2", "QUESTION", "open", "Who owns the on-call rotation?");
+        // One block in force, one ended (held up until an earlier answer, now history).
+        question.blocks = vec![edge("p1", None), edge("p0", Some(1_767_225_600_001))];
+        let mut runbook = card(
+            "p1",
+            "PLAN",
+            "current",
+            "The on-call runbook is on hold until we know who owns the rotation.",
+        );
+        runbook.blocked_by = vec![edge("q2", None)];
+        input.ranked.push(runbook);
+        input.related.insert("q2".into(), question.clone());
+        input.ranked.push(question);
+        let block = build(&input, 4000, &ContextConfig::default());
+        let note = |id: &str| {
+            block
+                .sections
+                .iter()
+                .flat_map(|s| &s.items)
+                .find(|i| i.id == id)
+                .and_then(|i| i.note.clone())
+        };
+        assert_eq!(
+            note("q2").as_deref(),
+            Some("open question, holding up 1 statement")
+        );
+        assert_eq!(
+            note("p1").as_deref(),
+            Some("blocked by open question q2 (Who owns the on-call rotation?)")
         );
     }
 }

@@ -280,6 +280,34 @@ impl<'a> AsOf<'a> {
             .collect()
     }
 
+    /// Statements it held up at that instant (an open question's blocks end when it is
+    /// answered).
+    ///
+    /// ```
+    /// use epigraph::serve::rank::AsOf;
+    /// use epigraph_connectors::neo4j::{EdgeRef, MemoryCard};
+    /// let block = EdgeRef { id: "runbook".into(), t_valid: Some(100), t_invalid: Some(200), recorded_at: None };
+    /// let card = MemoryCard { blocks: vec![block], ..Default::default() };
+    /// assert_eq!(AsOf { card: &card, at: Some(150) }.blocks().len(), 1);
+    /// assert!(AsOf { card: &card, at: None }.blocks().is_empty(), "answered since");
+    /// ```
+    pub fn blocks(&self) -> Vec<&'a EdgeRef> {
+        self.card
+            .blocks
+            .iter()
+            .filter(|e| in_force(e, self.at))
+            .collect()
+    }
+
+    /// Open questions holding it up at that instant.
+    pub fn blocked_by(&self) -> Vec<&'a EdgeRef> {
+        self.card
+            .blocked_by
+            .iter()
+            .filter(|e| in_force(e, self.at))
+            .collect()
+    }
+
     /// Statements that had answered it by then.
     pub fn answered_by(&self) -> Vec<&'a EdgeRef> {
         self.card
