@@ -627,10 +627,16 @@ impl Extractor {
                 relation.t_valid = source.occurred_at;
                 out.entity_relations.push(relation);
             }
-            if !open_spans.is_empty()
-                && mentions.len() + open_spans.len() >= 2
-                && self.relations.has_cue(&body[unit.start..unit.end])
-            {
+            let spans: Vec<(usize, usize)> = mentions
+                .iter()
+                .map(|m| (m.start, m.end))
+                .chain(
+                    open_spans
+                        .iter()
+                        .map(|(s, e, ..)| (unit.start + *s as usize, unit.start + *e as usize)),
+                )
+                .collect();
+            if !open_spans.is_empty() && self.relations.could_relate(body, &spans) {
                 let rel = |b: usize| (b - unit.start) as u32;
                 out.open_units.push(OpenUnit {
                     id: stable_id(&[

@@ -61,19 +61,37 @@ impl RelationReader {
         })
     }
 
-    /// Whether `text` holds any cue of the vocabulary (active or passive): only then can it
-    /// state a relation.
+    /// Whether a relation could join two of `spans` (byte ranges of `body`: mentions and
+    /// phrases that may name entities known elsewhere): two consecutive spans at most
+    /// `max_gap` apart, no sentence break between them, and a cue of the vocabulary in the
+    /// gap. [`RelationReader::read`] needs all of this and more (the kinds must fit a
+    /// signature), so a unit for which this is false yields no relation, whatever its phrases
+    /// turn out to name.
     ///
     /// ```
     /// use epigraph_operators::{Ontology, extract::relations::RelationReader};
     /// let reader = RelationReader::new(&Ontology::bundled()).unwrap();
-    /// assert!(reader.has_cue("Katherine works on Vortex."));
-    /// assert!(!reader.has_cue("Great news, everyone!"));
+    /// let text = "Katherine works on Vortex, says the weekly report.";
+    /// assert!(reader.could_relate(text, &[(0, 9), (19, 25)]));
+    /// // "says the weekly" holds no cue; "on" alone far from any span does not count.
+    /// assert!(!reader.could_relate(text, &[(19, 25), (36, 49)]));
     /// ```
-    pub fn has_cue(&self, text: &str) -> bool {
-        self.relations
-            .iter()
-            .any(|r| r.active.any(text) || r.passive.any(text))
+    pub fn could_relate(&self, body: &str, spans: &[(usize, usize)]) -> bool {
+        let mut spans = spans.to_vec();
+        spans.sort_unstable();
+        spans.windows(2).any(|pair| {
+            let ((_, a_end), (b_start, _)) = (pair[0], pair[1]);
+            if b_start < a_end || b_start - a_end > self.max_gap {
+                return false;
+            }
+            let gap = &body[a_end..b_start];
+            if gap.contains(['.', ';', '?', '!', '\n']) && gap.trim() != "." {
+                return false;
+            }
+            self.relations
+                .iter()
+                .any(|r| r.active.any(gap) || r.passive.any(gap))
+        })
     }
 
     /// Relations between consecutive mentions (sorted by position) of one unit.
