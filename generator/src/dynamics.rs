@@ -4,7 +4,8 @@
 //! - a **launch** date slips, possibly more than once (claims on `launch_date` supersede);
 //! - a **conflict**: two sources state different values for the same attribute at about the
 //!   same time (a contradiction: term sheet vs memo, headcount, status, budget);
-//! - a **question** is asked and, most of the time, answered later by a unit naming its matter.
+//! - a **question** is asked and, most of the time, answered later by a unit naming its matter;
+//!   sometimes a unit in between says that work waits on the answer (a block).
 //!
 //! Every claim goes through one registry keyed by `(subject, attribute)`: a claim whose value
 //! differs from the current ones supersedes each of them (both sides of a standing conflict),
@@ -54,6 +55,8 @@ pub struct Matter {
     pub last_source: String,
     /// The previous step's unit.
     pub last: Option<TextRef>,
+    /// The matter's question, once asked.
+    pub question: Option<TextRef>,
 }
 
 /// What a step wrote, for composers that shape a document around it (ADRs).
@@ -160,6 +163,7 @@ impl Dynamics {
                     due: 0,
                     last_source: String::new(),
                     last: None,
+                    question: None,
                 }
             }
         };
@@ -181,10 +185,19 @@ impl Dynamics {
                     });
             }
         }
-        if let (true, Some(question)) = (written.answers, &matter.last) {
+        if written.asks {
+            matter.question = Some(here.clone());
+        }
+        if let (true, Some(question)) = (written.answers, &matter.question) {
             ctx.labels.answers.push(crate::labels::AnswerLabel {
                 question: question.clone(),
                 answer: here.clone(),
+            });
+        }
+        if let (true, Some(question)) = (written.held, &matter.question) {
+            ctx.labels.blocks.push(crate::labels::BlockLabel {
+                question: question.clone(),
+                blocked: here.clone(),
             });
         }
         ctx.pinned = true;

@@ -4,7 +4,7 @@
 //! A label points at a unit by `(source_id, text)`: `text` is an exact substring of the body of
 //! the event that carries it. Units are labelled for every version of a source (with the event
 //! line index in `version`), so an evaluation can select the final state; claims, supersessions,
-//! contradictions, answers and relations are labelled once, at the version that introduced them,
+//! contradictions, answers, blocks and relations are labelled once, at the version that introduced them,
 //! and their text stays in every later version of that source (sources carrying them are never
 //! deleted).
 
@@ -140,6 +140,15 @@ pub struct AnswerLabel {
     pub answer: TextRef,
 }
 
+/// `labels/blocks.jsonl`: a unit that says it is held up until an open question is answered.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockLabel {
+    /// The open question.
+    pub question: TextRef,
+    /// The held-up unit.
+    pub blocked: TextRef,
+}
+
 /// `labels/relations.jsonl`: a relation stated by a unit.
 #[derive(Clone, Debug, Serialize)]
 pub struct RelationLabel {
@@ -184,6 +193,8 @@ pub struct LabelSet {
     pub contradictions: Vec<ContradictionLabel>,
     /// Answers introduced.
     pub answers: Vec<AnswerLabel>,
+    /// Blocks introduced.
+    pub blocks: Vec<BlockLabel>,
     /// Relations introduced.
     pub relations: Vec<RelationLabel>,
 }
@@ -196,6 +207,7 @@ impl LabelSet {
             && self.supersessions.is_empty()
             && self.contradictions.is_empty()
             && self.answers.is_empty()
+            && self.blocks.is_empty()
             && self.relations.is_empty()
     }
 }

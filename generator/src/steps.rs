@@ -276,6 +276,37 @@ pub fn question_step(
     }
 }
 
+/// A unit saying that work waits on the answer to a question: it names the question's subject
+/// and shares a word with the question ("renewal", the feature, "logs").
+pub fn held_step(w: &mut Writer<'_>, kind: Ask, subject: usize, feature: &str) -> Unit {
+    let (key, options): (char, &[&str]) = match kind {
+        Ask::Owner => (
+            'C',
+            &[
+                "The {C} renewal paperwork is on hold until we know who owns it.",
+                "Heads up: the {C} renewal quote is blocked until someone decides who drives the renewal.",
+            ],
+        ),
+        Ask::Budget => (
+            'J',
+            &[
+                "Work on {f} for {J} is on hold until we know the budget.",
+                "We can't start {f} for {J} until the budget is settled; it is blocked for now.",
+            ],
+        ),
+        Ask::Retention | Ask::Date => (
+            'J',
+            &[
+                "The {J} log cleanup job is blocked until we know how long we keep the logs.",
+                "Purging old {J} logs is on hold pending the retention answer.",
+            ],
+        ),
+    };
+    let template = *w.rng.pick(options);
+    let binds = [(key, Piece::Entity(subject)), ('f', text(feature))];
+    w.unit(MemType::Observation, template, &binds)
+}
+
 /// A one-off metric reading with a percentage claim on a product.
 pub fn reading(w: &mut Writer<'_>) -> (Unit, Claim) {
     let (words, attribute) = *w.rng.pick(METRICS);

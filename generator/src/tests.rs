@@ -129,6 +129,11 @@ fn labels_point_at_text(generated: &[Generated]) {
                 a.question.text
             );
         }
+        for b in &g.labels.blocks {
+            check(&bodies, &b.question, "question");
+            check(&bodies, &b.blocked, "blocked");
+            assert_ne!(b.question.source_id, b.blocked.source_id);
+        }
     }
     // Labelled pointers stay valid in the final state: their sources are never deleted.
     let mut deleted = BTreeSet::new();
@@ -157,6 +162,11 @@ fn labels_point_at_text(generated: &[Generated]) {
                 l.answers
                     .iter()
                     .flat_map(|a| [&a.question.source_id, &a.answer.source_id]),
+            )
+            .chain(
+                l.blocks
+                    .iter()
+                    .flat_map(|b| [&b.question.source_id, &b.blocked.source_id]),
             );
         for source in pointed {
             assert!(
@@ -199,6 +209,7 @@ fn a_thousand_events_cover_every_type_kind_and_dynamic() {
     assert!(count(|g| g.labels.supersessions.len()) >= 1);
     assert!(count(|g| g.labels.contradictions.len()) >= 1);
     assert!(count(|g| g.labels.answers.len()) >= 1);
+    assert!(count(|g| g.labels.blocks.len()) >= 1);
     assert!(count(|g| g.labels.relations.len()) >= 1);
     assert!(count(|g| usize::from(g.event.op == "delete")) >= 1);
     assert!(count(|g| usize::from(g.edit)) >= 1);

@@ -1,7 +1,7 @@
 //! The matters the dynamics unfold, step by step, and how each step is written.
 
 use crate::org::Organisation;
-use crate::steps::{conflict_side, question_step};
+use crate::steps::{conflict_side, held_step, question_step};
 use crate::time::{self, DAY_MS};
 use crate::unit::{MemType, Piece, Unit, Writer};
 
@@ -27,8 +27,12 @@ pub struct Written {
     pub claims: Vec<Claim>,
     /// Attributes on which it contradicts the matter's previous step.
     pub contradicts: Vec<&'static str>,
-    /// It answers the matter's question (the previous step).
+    /// It answers the matter's question.
     pub answers: bool,
+    /// It asks the matter's question.
+    pub asks: bool,
+    /// It says it is held up until the matter's question is answered.
+    pub held: bool,
     /// It replaces an earlier decision.
     pub superseding: bool,
     /// The matter is over.
@@ -107,6 +111,9 @@ pub enum Track {
         asked: bool,
         /// It will be answered.
         answered: bool,
+        /// Something waits on the answer: a held-up unit is written between the question and
+        /// its answer.
+        holds: bool,
     },
 }
 
@@ -234,6 +241,8 @@ impl Track {
             };
             let detail = rng.below(FEATURES.len() as u64) as usize;
             let answered = rng.chance(0.75);
+            // Date questions have no words of their own to share with what waits on them.
+            let holds = !matches!(kind, Ask::Date) && rng.chance(0.4);
             options.push((
                 6,
                 Track::Question {
@@ -242,6 +251,7 @@ impl Track {
                     detail,
                     asked: false,
                     answered,
+                    holds,
                 },
             ));
         }
@@ -290,6 +300,7 @@ impl Track {
             } => MemType::Observation,
             Track::Conflict { .. } => MemType::Evidence,
             Track::Question { asked: false, .. } => MemType::Question,
+            Track::Question { holds: true, .. } => MemType::Observation,
             Track::Question { kind, .. } => match kind {
                 Ask::Owner => MemType::Decision,
                 Ask::Date => MemType::Plan,
@@ -334,6 +345,8 @@ impl Track {
             claims: Vec::new(),
             contradicts: Vec::new(),
             answers: false,
+            asks: false,
+            held: false,
             superseding: false,
             finished: false,
         };
@@ -445,14 +458,29 @@ impl Track {
                 kind,
                 subject,
                 detail,
+                asked: true,
+                holds: holds @ true,
+                answered,
+            } => {
+                written.unit = held_step(w, *kind, *subject, FEATURES[*detail]);
+                written.held = true;
+                written.finished = !*answered;
+                *holds = false;
+            }
+            Track::Question {
+                kind,
+                subject,
+                detail,
                 asked,
                 answered,
+                holds,
             } => {
                 let (unit, claims) = question_step(w, *kind, *subject, FEATURES[*detail], *asked);
                 written.unit = unit;
                 written.claims = claims;
                 written.answers = *asked;
-                written.finished = *asked || !*answered;
+                written.asks = !*asked;
+                written.finished = *asked || (!*answered && !*holds);
                 *asked = true;
             }
         }

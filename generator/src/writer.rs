@@ -97,13 +97,14 @@ impl Sink {
     }
 }
 
-const LABEL_FILES: [&str; 6] = [
+const LABEL_FILES: [&str; 7] = [
     "units",
     "claims",
     "supersessions",
     "contradictions",
     "answers",
     "relations",
+    "blocks",
 ];
 
 /// Generate `config` into `dir` (created if missing), calling `progress` with the number of
@@ -168,6 +169,7 @@ pub fn write_corpus(
         write_all(&mut sinks[3], &labels.contradictions)?;
         write_all(&mut sinks[4], &labels.answers)?;
         write_all(&mut sinks[5], &labels.relations)?;
+        write_all(&mut sinks[6], &labels.blocks)?;
         manifest.events += 1;
         if manifest.events.is_multiple_of(1024) {
             progress(manifest.events);

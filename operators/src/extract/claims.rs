@@ -211,6 +211,10 @@ impl ClaimReader {
             if kind == ValueKind::Count && attribute.is_none() {
                 continue; // a bare number without a counted thing is not a claim
             }
+            if kind == ValueKind::Status && !status_of_a_name(text, s) {
+                continue; // the status of something else ("work on SSO for Onyx is on hold")
+            }
+            let subject = subject_of(mentions, start + s, kind);
             let qualifier = self
                 .qualifier
                 .captures(&text[..s])
@@ -224,7 +228,7 @@ impl ClaimReader {
                 value,
                 unit,
                 qualifier,
-                subject: subject_of(mentions, start + s, kind),
+                subject,
             });
         }
         claims
@@ -439,6 +443,90 @@ fn qualified(family: &str, cue: &str, before: &str, gap: &str, kind: ValueKind) 
 
 /// The subject mention of a value: for an assignment the nearest non-person entity, otherwise
 /// the nearest entity before the value (preferring non-persons), else the first after it.
+/// Whether the status at byte `at` of `text` is stated of a name: the clause reads "<Name>
+/// <verb> <status>" ("Atlas is on hold", "Project Atlas is now blocked", "Atlas's status is at
+/// risk", "lists Atlas as on track") or "<…>: <status>" ("Status for Atlas: at risk"), and the
+/// name is not attached to another noun by a preposition. "Work on SSO for Atlas is on hold",
+/// "Purging old Atlas logs is on hold" and "… until the budget is settled; it is blocked" state
+/// the status of something else, which is no claim on Atlas.
+fn status_of_a_name(text: &str, at: usize) -> bool {
+    let before = text[..at].trim_end();
+    if before.ends_with(':') {
+        return true;
+    }
+    let words: Vec<&str> = before
+        .split(|c: char| !(c.is_alphanumeric() || c == '-' || c == '\''))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut i = words.len();
+    while i > 0 && is_verb_word(words[i - 1]) {
+        i -= 1;
+    }
+    let is_name = |w: &str| w.starts_with(|c: char| c.is_uppercase());
+    if i == 0 || !is_name(words[i - 1]) {
+        return false;
+    }
+    while i > 0 && is_name(words[i - 1]) {
+        i -= 1;
+    }
+    while i > 0
+        && matches!(
+            words[i - 1].to_lowercase().as_str(),
+            "the" | "our" | "project"
+        )
+    {
+        i -= 1;
+    }
+    i == 0
+        || !matches!(
+            words[i - 1].to_lowercase().as_str(),
+            "for"
+                | "on"
+                | "of"
+                | "to"
+                | "with"
+                | "at"
+                | "from"
+                | "by"
+                | "about"
+                | "in"
+                | "into"
+                | "behind"
+                | "under"
+                | "over"
+        )
+}
+
+/// The words that may stand between a name and its status: the verb and its adverbs.
+fn is_verb_word(word: &str) -> bool {
+    let word = word.to_lowercase();
+    let word = word.trim_end_matches("'s").trim_end_matches('\'');
+    matches!(
+        word,
+        "is" | "are"
+            | "was"
+            | "were"
+            | "remains"
+            | "remain"
+            | "now"
+            | "currently"
+            | "still"
+            | "officially"
+            | "not"
+            | "marked"
+            | "as"
+            | "set"
+            | "to"
+            | "moved"
+            | "went"
+            | "gone"
+            | "status"
+            | "s"
+            | "project"
+            | "team"
+    )
+}
+
 fn subject_of(mentions: &[Mention], at: usize, kind: ValueKind) -> Option<usize> {
     let candidates: Vec<(usize, &Mention)> = mentions
         .iter()
@@ -531,6 +619,56 @@ mod tests {
                 ("ask_amount".into(), "320000".into(), "EUR".into(), None),
                 ("valuation_cap".into(), "2200000".into(), "EUR".into(), None),
             ]
+        );
+    }
+
+    #[test]
+    fn a_status_is_claimed_of_the_clause_subject_only() {
+        let reader = ClaimReader::new(&Ontology::bundled()).unwrap();
+        let statuses = |text: &str, name: &str| -> Vec<(String, Option<String>)> {
+            let at = text.find(name).expect("the name is in the text");
+            let atlas = Mention {
+                start: at,
+                end: at + name.len(),
+                surface: name.into(),
+                kind: "Project".into(),
+                key: "atlas".into(),
+                evidence: super::super::mentions::Evidence::Pattern,
+            };
+            reader
+                .read(text, 0, text.len(), &[atlas], Some(1_780_000_000_000))
+                .into_iter()
+                .filter(|c| c.unit == "status")
+                .map(|c| (c.value, c.subject.map(|_| "atlas".to_string())))
+                .collect()
+        };
+        let of_atlas = |v: &str| vec![(v.to_string(), Some("atlas".to_string()))];
+        assert_eq!(statuses("Atlas is on hold.", "Atlas"), of_atlas("on hold"));
+        assert_eq!(
+            statuses("Project Atlas is blocked.", "Atlas"),
+            of_atlas("blocked")
+        );
+        assert_eq!(
+            statuses("Status for Atlas: at risk.", "Atlas"),
+            of_atlas("at risk")
+        );
+        assert_eq!(
+            statuses("The steering deck lists Atlas as on track.", "Atlas"),
+            of_atlas("on track")
+        );
+        assert_eq!(
+            statuses("Atlas's status is now blocked.", "Atlas"),
+            of_atlas("blocked")
+        );
+        // Another thing's status, or one stated in a later clause.
+        assert!(statuses("Purging old Atlas logs is on hold.", "Atlas").is_empty());
+        assert!(statuses("Work on SSO for Atlas is on hold until we know.", "Atlas").is_empty());
+        assert!(
+            statuses(
+                "We can't start SSO for Atlas until the budget is settled; it is blocked for now.",
+                "Atlas"
+            )
+            .is_empty()
         );
     }
 

@@ -6,7 +6,9 @@
 //! (source id + text) is matched to the memory object of that source with that text. Scored:
 //! - **supersession**: `SUPERSEDES` edges (newer → older) against `labels/supersessions.jsonl`;
 //! - **contradiction**: `CONTRADICTS` pairs (unordered) against `labels/contradictions.jsonl`;
-//! - **answers**: `ANSWERS` edges (answer → question) against `labels/answers.jsonl`.
+//! - **answers**: `ANSWERS` edges (answer → question) against `labels/answers.jsonl`;
+//! - **blocks**: `BLOCKS` edges (question → held-up unit) against `labels/blocks.jsonl`, when
+//!   the corpus has it (corpora written before the generator wrote blocks have none).
 //!
 //! Precision counts every predicted edge (one between unlabelled units is a false positive);
 //! recall counts every label, also those whose units the extractor did not produce
@@ -69,6 +71,9 @@ pub struct EpistemicsReport {
     pub contradiction: EdgeScores,
     /// `ANSWERS`.
     pub answers: EdgeScores,
+    /// `BLOCKS` (absent when the corpus has no `blocks.jsonl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<EdgeScores>,
     /// Questions still open at the end / all questions.
     pub open_questions: (usize, usize),
 }
@@ -101,6 +106,12 @@ struct ContradictionLabel {
 struct AnswerLabel {
     question: TextRef,
     answer: TextRef,
+}
+
+#[derive(Deserialize)]
+struct BlockLabel {
+    question: TextRef,
+    blocked: TextRef,
 }
 
 /// Evaluates the judged edges on a generated corpus folder.
@@ -181,7 +192,22 @@ pub fn evaluate_epistemics(extractor: Arc<Extractor>, dir: &Path) -> Result<Epis
         let l: AnswerLabel = serde_json::from_str(line).context("answers.jsonl")?;
         answers.push((find(&l.answer), find(&l.question)));
     }
-    for (a, b) in supersessions.iter().chain(&contradictions).chain(&answers) {
+    let blocks = if dir.join("labels/blocks.jsonl").is_file() {
+        let mut blocks = Vec::new();
+        for line in read("blocks.jsonl")?.lines() {
+            let l: BlockLabel = serde_json::from_str(line).context("blocks.jsonl")?;
+            blocks.push((find(&l.question), find(&l.blocked)));
+        }
+        Some(blocks)
+    } else {
+        None
+    };
+    for (a, b) in supersessions
+        .iter()
+        .chain(&contradictions)
+        .chain(&answers)
+        .chain(blocks.iter().flatten())
+    {
         tracked.extend(a.iter().chain(b).cloned());
     }
     let predicted_contradictions: BTreeSet<(String, String)> = edges("CONTRADICTS")
@@ -200,6 +226,7 @@ pub fn evaluate_epistemics(extractor: Arc<Extractor>, dir: &Path) -> Result<Epis
         supersession: score(&supersessions, &edges("SUPERSEDES"), &tracked, &texts),
         contradiction: score(&contradictions, &predicted_contradictions, &tracked, &texts),
         answers: score(&answers, &edges("ANSWERS"), &tracked, &texts),
+        blocks: blocks.map(|gold| score(&gold, &edges("BLOCKS"), &tracked, &texts)),
         open_questions: questions,
     })
 }
