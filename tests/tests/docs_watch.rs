@@ -8,8 +8,11 @@ use epigraph_connectors::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_schemas::{Op, SourceKind, decode_event};
 use epigraph_tests::{TestEnv, serial, unique_tenant};
 
-/// Every event of the tenant on the document topic so far: (source id, op, title, body).
-async fn document_events(env: &TestEnv) -> Vec<(String, Op, Option<String>, String)> {
+/// One published document event: source id, op, title, body and its `written` extra.
+type Published = (String, Op, Option<String>, String, Option<String>);
+
+/// Every event of the tenant on the document topic so far.
+async fn document_events(env: &TestEnv) -> Vec<Published> {
     let config = KafkaConfig {
         group_id: unique_tenant("tests-watch"),
         ..env.kafka.clone()
@@ -28,7 +31,8 @@ async fn document_events(env: &TestEnv) -> Vec<(String, Op, Option<String>, Stri
             let path = event.document.as_ref().map(|d| d.path.clone());
             let expected = (event.op == Op::Upsert).then(|| event.source_id.clone());
             assert_eq!(path, expected, "{event:?}");
-            out.push((event.source_id, event.op, event.title, event.body));
+            let written = event.extras.get("written").cloned();
+            out.push((event.source_id, event.op, event.title, event.body, written));
         }
     }
     out
@@ -37,8 +41,8 @@ async fn document_events(env: &TestEnv) -> Vec<(String, Op, Option<String>, Stri
 async fn wait_for(
     env: &TestEnv,
     what: &str,
-    done: impl Fn(&[(String, Op, Option<String>, String)]) -> bool,
-) -> Vec<(String, Op, Option<String>, String)> {
+    done: impl Fn(&[Published]) -> bool,
+) -> Vec<Published> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let events = document_events(env).await;
@@ -102,6 +106,21 @@ async fn watching_a_folder_publishes_changes_and_removals() {
     let _ = child.wait();
     let still = after.iter().filter(|e| e.0 == "still.md").count();
     assert_eq!(still, 1, "an unchanged file is published once: {after:#?}");
-    let plans = after.iter().filter(|e| e.0 == "plan.md").count();
-    assert_eq!(plans, 2, "{after:#?}");
+    let plans: Vec<&Published> = after.iter().filter(|e| e.0 == "plan.md").collect();
+    assert_eq!(plans.len(), 2, "{after:#?}");
+    // The edit says which lines it kept: "# Plan\n\n" (8 characters) was written with the first
+    // version, the rest with the edit.
+    assert_eq!(plans[0].4, None, "a new file was written at once");
+    let written = plans[1]
+        .4
+        .as_deref()
+        .expect("the edit carries written spans");
+    let spans: Vec<&str> = written.split(';').collect();
+    assert_eq!(spans.len(), 2, "{written}");
+    assert!(
+        spans[0].starts_with("0-8@") && spans[1].starts_with("8-31@"),
+        "{written}"
+    );
+    let at = |span: &str| span.split_once('@').unwrap().1.parse::<i64>().unwrap();
+    assert!(at(spans[0]) < at(spans[1]), "{written}");
 }

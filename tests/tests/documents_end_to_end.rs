@@ -161,3 +161,63 @@ async fn a_second_run_changes_nothing() {
         "{summary}"
     );
 }
+
+/// Writes `text` to `path` with the modification time `at_ms`.
+fn write_at(path: &std::path::Path, text: &str, at_ms: i64) {
+    std::fs::write(path, text).unwrap();
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(at_ms as u64);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(at)
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edited_documents_kept_statements_stay_valid_from_when_they_were_written() {
+    let _serial = serial().await;
+    let env = TestEnv::new("e2e-written");
+    let path = env.docs().join("plan.md");
+    let (march, april) = (1_772_323_200_000, 1_775_001_600_000); // 2026-03-01, 2026-04-01
+    const KEPT: &str =
+        "The platform team will hire two backend engineers for the ingestion pipeline.";
+    write_at(
+        &path,
+        &format!("# Plan\n\n{KEPT}\n\nWe decided to launch Atlas on May 13, 2026.\n"),
+        march,
+    );
+    env.ingest_docs();
+    env.run_until_idle();
+    write_at(
+        &path,
+        &format!("# Plan\n\n{KEPT}\n\nWe decided to launch Atlas on June 3, 2026.\n"),
+        april,
+    );
+    let summary = env.ingest_docs();
+    assert_eq!(summary["published"], 1, "{summary}");
+    env.run_until_idle();
+    let mut rows = neo4j()
+        .execute(
+            neo4rs::query(
+                "MATCH (m:Memory {tenant: $tenant}) RETURN m.text AS text, m.t_valid AS t",
+            )
+            .param("tenant", env.tenant.as_str()),
+        )
+        .await
+        .expect("neo4j query");
+    let mut valid = std::collections::BTreeMap::new();
+    while let Some(row) = rows.next().await.expect("neo4j row") {
+        valid.insert(
+            row.get::<String>("text").expect("text"),
+            row.get::<i64>("t").expect("t_valid"),
+        );
+    }
+    // The kept statement is valid from March, when it was written; the changed one from April.
+    assert_eq!(valid.get(KEPT), Some(&march), "{valid:?}");
+    assert_eq!(
+        valid.get("We decided to launch Atlas on June 3, 2026."),
+        Some(&april),
+        "{valid:?}"
+    );
+}

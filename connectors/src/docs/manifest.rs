@@ -6,7 +6,8 @@ use sha2::{Digest, Sha256};
 
 use crate::ConnectorError;
 
-/// What the documents source last published for one `(tenant, folder)`: path → version.
+/// What the documents source last published for one `(tenant, folder)`: path → version, and
+/// when each line of each file was written.
 ///
 /// It is written only after the broker acknowledged the events, so a failed run republishes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -17,7 +18,15 @@ pub struct Manifest {
     pub root: String,
     /// Relative path → published version.
     pub files: BTreeMap<String, String>,
+    /// Relative path → its lines, in order: a hash of the line and when it was written (ms
+    /// since the Unix epoch). A line kept through an edit keeps its time (the `written` extra).
+    #[serde(default)]
+    pub lines: BTreeMap<String, Vec<LineStamp>>,
 }
+
+/// One line of a published file: a hash of its text and when it was written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineStamp(pub u64, pub i64);
 
 impl Manifest {
     /// Where the manifest of `(tenant, root)` lives under `state_dir`.
@@ -38,7 +47,7 @@ impl Manifest {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
                 tenant: tenant.to_string(),
                 root: root.display().to_string(),
-                files: BTreeMap::new(),
+                ..Manifest::default()
             }),
             Err(e) => Err(ConnectorError::io(path)(e)),
         }
@@ -50,7 +59,7 @@ impl Manifest {
         let dir = path.parent().expect("manifest path has a parent");
         std::fs::create_dir_all(dir).map_err(ConnectorError::io(dir))?;
         let tmp = path.with_extension("json.tmp");
-        let bytes = serde_json::to_vec_pretty(self).expect("manifests serialize");
+        let bytes = serde_json::to_vec(self).expect("manifests serialize");
         std::fs::write(&tmp, bytes).map_err(ConnectorError::io(&tmp))?;
         std::fs::rename(&tmp, &path).map_err(ConnectorError::io(&path))
     }

@@ -4,7 +4,10 @@ use std::time::UNIX_EPOCH;
 use epigraph_schemas::{SourceEvent, SourceKind};
 use walkdir::WalkDir;
 
-use super::{DocsConfig, Manifest};
+use sha2::{Digest, Sha256};
+use similar::{Algorithm, DiffOp, capture_diff_slices};
+
+use super::{DocsConfig, LineStamp, Manifest};
 use crate::ConnectorError;
 use crate::kafka::DeadLetter;
 
@@ -120,19 +123,30 @@ pub fn scan_folder(
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
         });
-        let mut event =
-            SourceEvent::upsert(tenant, SourceKind::Document, &source_id, title, text, now);
-        event.occurred_at = metadata
+        let modified = metadata
             .modified()
             .ok()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map(|d| d.as_millis() as i64);
+        let stamps = line_stamps(
+            previous.lines.get(&source_id).map(Vec::as_slice),
+            &text,
+            modified.unwrap_or(now),
+        );
+        let written = written_spans(&text, &stamps);
+        let mut event =
+            SourceEvent::upsert(tenant, SourceKind::Document, &source_id, title, text, now);
+        event.occurred_at = modified;
         let format = relative
             .extension()
             .map(|e| e.to_string_lossy().to_lowercase())
             .unwrap_or_default();
         event.extras.insert("format".into(), format);
         event.extras.insert("path".into(), source_id.clone());
+        if let Some(written) = written {
+            event.extras.insert("written".into(), written);
+        }
+        scan.next_manifest.lines.insert(source_id.clone(), stamps);
         scan.next_manifest
             .files
             .insert(source_id.clone(), event.version.clone());
@@ -162,6 +176,82 @@ fn keep_previous(next: &mut Manifest, previous: &Manifest, source_id: &str) {
     if let Some(version) = previous.files.get(source_id) {
         next.files.insert(source_id.to_string(), version.clone());
     }
+    if let Some(lines) = previous.lines.get(source_id) {
+        next.lines.insert(source_id.to_string(), lines.clone());
+    }
+}
+
+/// When each line of `text` was written: a line the previous version had, at the same place in
+/// the diff of the two versions (Myers, over line hashes), keeps its time; any other line was
+/// written `at`.
+///
+/// ```
+/// use epigraph_connectors::docs::{LineStamp, line_stamps};
+/// let first = line_stamps(None, "# Plan\nWe ship in May.\nOwner: Maya.\n", 100);
+/// assert!(first.iter().all(|LineStamp(_, at)| *at == 100));
+/// let second = line_stamps(Some(&first), "# Plan\nWe ship in June.\nOwner: Maya.\nRisk: SSO.\n", 200);
+/// let times: Vec<i64> = second.iter().map(|LineStamp(_, at)| *at).collect();
+/// assert_eq!(times, [100, 200, 100, 200]);
+/// ```
+pub fn line_stamps(previous: Option<&[LineStamp]>, text: &str, at: i64) -> Vec<LineStamp> {
+    let hashes: Vec<u64> = text.split_inclusive('\n').map(line_hash).collect();
+    let mut stamps: Vec<LineStamp> = hashes.iter().map(|h| LineStamp(*h, at)).collect();
+    if let Some(previous) = previous {
+        let old: Vec<u64> = previous.iter().map(|LineStamp(h, _)| *h).collect();
+        for op in capture_diff_slices(Algorithm::Myers, &old, &hashes) {
+            if let DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } = op
+            {
+                for k in 0..len {
+                    stamps[new_index + k].1 = previous[old_index + k].1;
+                }
+            }
+        }
+    }
+    stamps
+}
+
+/// The `written` extra for `text` whose lines were written at `stamps` (from [`line_stamps`]):
+/// `start-end@ms` character spans, consecutive lines of one time merged; `None` when every line
+/// was written at once (the event's `occurred_at` says it all).
+///
+/// ```
+/// use epigraph_connectors::docs::{LineStamp, written_spans};
+/// let text = "# Plan\nWe ship in June.\nOwner: Maya.\n";
+/// let stamps = [LineStamp(1, 100), LineStamp(2, 200), LineStamp(3, 100)];
+/// assert_eq!(written_spans(text, &stamps).as_deref(), Some("0-7@100;7-24@200;24-37@100"));
+/// assert_eq!(written_spans(text, &[LineStamp(1, 5), LineStamp(2, 5), LineStamp(3, 5)]), None);
+/// ```
+pub fn written_spans(text: &str, stamps: &[LineStamp]) -> Option<String> {
+    let first = stamps.first()?.1;
+    if stamps.iter().all(|LineStamp(_, at)| *at == first) {
+        return None;
+    }
+    let mut spans: Vec<(usize, usize, i64)> = Vec::new();
+    let mut chars = 0;
+    for (line, LineStamp(_, at)) in text.split_inclusive('\n').zip(stamps) {
+        let end = chars + line.chars().count();
+        match spans.last_mut() {
+            Some(last) if last.2 == *at => last.1 = end,
+            _ => spans.push((chars, end, *at)),
+        }
+        chars = end;
+    }
+    Some(
+        spans
+            .iter()
+            .map(|(start, end, at)| format!("{start}-{end}@{at}"))
+            .collect::<Vec<_>>()
+            .join(";"),
+    )
+}
+
+fn line_hash(line: &str) -> u64 {
+    let digest = Sha256::digest(line.trim_end().as_bytes());
+    u64::from_le_bytes(digest[..8].try_into().expect("eight bytes"))
 }
 
 fn wanted(path: &Path, config: &DocsConfig) -> bool {
@@ -229,6 +319,55 @@ mod tests {
             second.dead_letters[0].reason
         );
         assert!(!second.next_manifest.files.contains_key("gone.md"));
+    }
+
+    fn touch(path: &Path, text: &str, at_ms: u64) {
+        std::fs::write(path, text).unwrap();
+        let at = UNIX_EPOCH + std::time::Duration::from_millis(at_ms);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(at)
+            .unwrap();
+    }
+
+    #[test]
+    fn a_republished_file_says_when_each_kept_line_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.md");
+        let (t1, t2, t3) = (1_780_000_000_000, 1_780_086_400_000, 1_780_172_800_000);
+        touch(&path, "# Plan\n\nWe ship Atlas in May.\nOwner: Maya.\n", t1);
+        let config = DocsConfig::default();
+        let first = scan_folder(dir.path(), "t", &config, &Manifest::default(), 1024).unwrap();
+        assert_eq!(first.events[0].extras.get("written"), None, "all new");
+        touch(
+            &path,
+            "# Plan\n\nWe ship Atlas in June.\nOwner: Maya.\nRisk: SSO.\n",
+            t2,
+        );
+        let second = scan_folder(dir.path(), "t", &config, &first.next_manifest, 1024).unwrap();
+        // "# Plan\n\n" (8 characters) and "Owner: Maya.\n" were kept from t1.
+        assert_eq!(
+            second.events[0].extras.get("written").map(String::as_str),
+            Some(format!("0-8@{t1};8-31@{t2};31-44@{t1};44-55@{t2}").as_str())
+        );
+        // The manifest survives a save and a load; a third edit keeps both earlier times.
+        let state = tempfile::tempdir().unwrap();
+        second.next_manifest.save(state.path()).unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let loaded = Manifest::load(state.path(), "t", &root).unwrap();
+        assert_eq!(loaded, second.next_manifest);
+        touch(
+            &path,
+            "# Plan\n\nWe ship Atlas in June.\nOwner: Tom.\nRisk: SSO.\n",
+            t3,
+        );
+        let third = scan_folder(dir.path(), "t", &config, &loaded, 1024).unwrap();
+        assert_eq!(
+            third.events[0].extras.get("written").map(String::as_str),
+            Some(format!("0-8@{t1};8-31@{t2};31-43@{t3};43-54@{t2}").as_str())
+        );
     }
 
     #[test]
