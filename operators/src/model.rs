@@ -567,6 +567,24 @@ impl GraphElement {
         hex::encode(&Sha256::digest(&bytes)[..16])
     }
 
+    /// The tenant it belongs to.
+    ///
+    /// ```
+    /// use epigraph_operators::{GraphElement, Relation};
+    /// let edge = GraphElement::Relation(Relation::structural("acme", "X", "a", "b", None));
+    /// assert_eq!(edge.tenant(), "acme");
+    /// ```
+    pub fn tenant(&self) -> &str {
+        match self {
+            GraphElement::Source(s) => &s.tenant,
+            GraphElement::Memory(m) => &m.tenant,
+            GraphElement::Entity(e) => &e.tenant,
+            GraphElement::Claim(c) => &c.tenant,
+            GraphElement::Relation(r) => &r.tenant,
+            GraphElement::Priority(p) => &p.tenant,
+        }
+    }
+
     /// The element's stable id.
     pub fn id(&self) -> &str {
         match self {

@@ -221,8 +221,10 @@ pub struct ServeConfig {
     pub max_concurrent_requests: usize,
     /// A request taking longer is answered `408`. Default 30 s.
     pub request_timeout_ms: u64,
-    /// How often a live dashboard feed (`/v1/dashboard/stream`) reads the graph, in ms; one
-    /// read serves every viewer of the same view. Default 1,000 (at least 100).
+    /// How often a live dashboard feed (`/v1/dashboard/stream`) reads the graph at the latest,
+    /// in ms: it reads at once when the pipeline announces a change of its tenant (the changes
+    /// topic), so this is the safety net for when notices cannot be read. One read serves every
+    /// viewer of the same view. Default 15,000 (at least 100).
     pub live_poll_ms: u64,
     /// The graph-state modulation of search scores (OIDA Eq. 2).
     pub rank: crate::serve::rank::RankConfig,
@@ -255,7 +257,7 @@ impl Default for ServeConfig {
             max_budget_tokens: 32_000,
             max_concurrent_requests: 64,
             request_timeout_ms: 30_000,
-            live_poll_ms: 1_000,
+            live_poll_ms: 15_000,
             rank: Default::default(),
             context: Default::default(),
         }

@@ -18,7 +18,11 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
         .create()
         .map_err(ConnectorError::kafka("creating the admin client"))?;
     let event_topics = config.all_event_topics();
-    let (dlq, feedback) = (config.dlq_topic(), config.feedback_topic());
+    let (dlq, feedback, changes) = (
+        config.dlq_topic(),
+        config.feedback_topic(),
+        config.changes_topic(),
+    );
     let replication = || TopicReplication::Fixed(config.replication);
     let mut topics: Vec<NewTopic<'_>> = event_topics
         .iter()
@@ -29,6 +33,8 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
     topics.push(NewTopic::new(&dlq, 1, replication()));
     // Verdicts are state (a later one on a pair replaces it, a tombstone withdraws it): compacted.
     topics.push(NewTopic::new(&feedback, 1, replication()).set("cleanup.policy", "compact"));
+    // Change notices matter only while they are new: kept a day.
+    topics.push(NewTopic::new(&changes, 1, replication()).set("retention.ms", "86400000"));
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin
         .create_topics(topics.iter(), &options)
@@ -49,7 +55,7 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
     Ok(())
 }
 
-/// Delete every topic of `config` (events, dead letters, feedback); topics that do not exist are
+/// Delete every topic of `config` (events, dead letters, feedback, change notices); topics that do not exist are
 /// skipped. For throw-away deployments such as the end-to-end tests' per-test topic prefixes.
 pub async fn delete_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
     let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
@@ -59,6 +65,7 @@ pub async fn delete_topics(config: &KafkaConfig) -> Result<(), ConnectorError> {
     let mut topics = config.all_event_topics();
     topics.push(config.dlq_topic());
     topics.push(config.feedback_topic());
+    topics.push(config.changes_topic());
     let names: Vec<&str> = topics.iter().map(String::as_str).collect();
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin

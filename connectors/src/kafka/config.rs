@@ -61,6 +61,13 @@ impl KafkaConfig {
     pub fn feedback_topic(&self) -> String {
         format!("{}.feedback", self.topic_prefix)
     }
+
+    /// The change-notice topic: after each epoch written to the stores, `epigraph run` says
+    /// which tenants changed (key: the tenant), so live readers (the dashboard feed) refresh
+    /// without polling.
+    pub fn changes_topic(&self) -> String {
+        format!("{}.changes", self.topic_prefix)
+    }
 }
 
 impl Default for KafkaConfig {

@@ -60,12 +60,27 @@ impl std::fmt::Debug for EventConsumer {
 impl EventConsumer {
     /// Connect and assign all partitions of `topics` at their beginning.
     pub fn from_beginning(config: &KafkaConfig, topics: &[String]) -> Result<Self, ConnectorError> {
+        Self::assigned(config, topics, Offset::Beginning, "earliest")
+    }
+
+    /// Connect and assign all partitions of `topics` at their end: only what is published from
+    /// now on is read (live notices, not the record).
+    pub fn from_end(config: &KafkaConfig, topics: &[String]) -> Result<Self, ConnectorError> {
+        Self::assigned(config, topics, Offset::End, "latest")
+    }
+
+    fn assigned(
+        config: &KafkaConfig,
+        topics: &[String],
+        start: Offset,
+        reset: &str,
+    ) -> Result<Self, ConnectorError> {
         let consumer: StreamConsumer = ClientConfig::new()
             .set("bootstrap.servers", &config.bootstrap)
             .set("group.id", &config.group_id)
             .set("enable.auto.commit", "false")
             .set("enable.partition.eof", "false")
-            .set("auto.offset.reset", "earliest")
+            .set("auto.offset.reset", reset)
             .create()
             .map_err(ConnectorError::kafka("creating the consumer"))?;
         let mut assignment = TopicPartitionList::new();
@@ -79,7 +94,7 @@ impl EventConsumer {
             for meta in metadata.topics() {
                 for partition in meta.partitions() {
                     assignment
-                        .add_partition_offset(topic, partition.id(), Offset::Beginning)
+                        .add_partition_offset(topic, partition.id(), start)
                         .map_err(ConnectorError::kafka("building the assignment"))?;
                     partitions.push((topic.clone(), partition.id()));
                 }

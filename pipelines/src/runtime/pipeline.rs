@@ -14,6 +14,7 @@ use epigraph_connectors::neo4j::Neo4jSink;
 use epigraph_operators::priority::{Now, Usage};
 use epigraph_operators::resolve::Verdict;
 use epigraph_operators::{Extractor, SourceVersion, net_changes};
+use epigraph_schemas::changes::ChangeNotice;
 use epigraph_schemas::feedback::{Feedback, IdentityVerdict};
 use epigraph_schemas::topics::{event_key, valid_tenant};
 use epigraph_schemas::{SourceEvent, decode_event};
@@ -267,6 +268,15 @@ impl Runner {
         let chunking = self.config.lancedb.chunking();
         reconcile_chunks(self.state.versions(), chunking, &self.lance, &mut writes).await?;
         self.apply(&writes).await?;
+        if self.report.reconciled_writes > 0 {
+            // What changed while nobody ran is not told per tenant: every tenant held is
+            // announced, with its live elements.
+            let mut tenants: BTreeMap<String, u64> = BTreeMap::new();
+            for element in &desired {
+                *tenants.entry(element.tenant().to_string()).or_default() += 1;
+            }
+            self.announce(0, tenants).await;
+        }
         self.consumer.commit(&self.next_offsets)?;
         self.record_lag();
         info!(
@@ -312,11 +322,17 @@ impl Runner {
                 let mut chunks = SinkWrites::default();
                 chunks.set_chunks(&batch.updates, chunking);
                 let output = self.seal(epoch, batch).await?;
-                let mut writes = SinkWrites::from_changes(&net_changes(output));
+                let changes = net_changes(output);
+                let mut tenants: BTreeMap<String, u64> = BTreeMap::new();
+                for element in changes.upserts.iter().chain(&changes.deletes) {
+                    *tenants.entry(element.tenant().to_string()).or_default() += 1;
+                }
+                let mut writes = SinkWrites::from_changes(&changes);
                 writes.chunk_upserts = chunks.chunk_upserts;
                 writes.chunk_deletes = chunks.chunk_deletes;
                 self.report.live_writes += count_writes(&writes);
                 self.apply(&writes).await?;
+                self.announce(epoch, tenants).await;
                 self.consumer.commit(&self.next_offsets)?;
                 self.record_lag();
                 self.report.epochs = epoch;
@@ -378,6 +394,32 @@ impl Runner {
                 + writes.chunk_deletes.len(),
         );
         Ok(())
+    }
+
+    /// Tell live readers which tenants changed in an epoch just written (the changes topic;
+    /// best effort: a notice that fails is logged, and readers also poll).
+    async fn announce(&self, epoch: u64, tenants: BTreeMap<String, u64>) {
+        let topic = self.config.kafka.changes_topic();
+        let at_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        for (tenant, elements) in tenants {
+            let notice = ChangeNotice {
+                tenant,
+                epoch,
+                elements,
+                at_ms,
+            };
+            let payload = serde_json::to_vec(&notice).expect("notices serialize");
+            if let Err(error) = self
+                .producer
+                .publish_raw(&topic, &notice.tenant, &payload)
+                .await
+            {
+                warn!(%error, tenant = %notice.tenant, "publishing a change notice");
+            }
+        }
     }
 
     /// Consumer lag per partition (best effort: a failed metadata call leaves the old values).

@@ -2,9 +2,11 @@
 //!
 //! A feed is what the dashboard shows for one tenant and one view (how many priorities, which
 //! types, how many contradictions and questions): a [`Snapshot`]. One task per feed reads it
-//! from Neo4j every `serve.live_poll_ms` and publishes it only when it changed, so any number
-//! of analysts watching the same view cost one read per interval, and an unchanged graph costs
-//! them nothing but a keep-alive comment. The task ends when the last viewer leaves, and every
+//! from Neo4j when the pipeline says the tenant changed (a notice on the changes topic, which
+//! `epigraph run` publishes after each epoch it wrote; [`LiveHub::listen`]), and at the latest
+//! every `serve.live_poll_ms` (the safety net when notices cannot be read), and publishes it
+//! only when it changed. Any number of analysts watching the same view cost one read per
+//! change, and an unchanged graph costs them nothing but a keep-alive comment. The task ends when the last viewer leaves, and every
 //! stream ends when the server shuts down (graceful shutdown would otherwise wait for them).
 //!
 //! Events: `snapshot` (data: the [`Snapshot`] as JSON, `id`: its sequence number) and `error`
@@ -18,10 +20,12 @@ use std::time::Duration;
 use axum::Extension;
 use axum::extract::{Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
+use epigraph_connectors::kafka::{EventConsumer, KafkaConfig, Polled, ensure_topics};
 use epigraph_connectors::neo4j::{ContradictionPair, MemoryCard};
+use epigraph_schemas::changes::ChangeNotice;
 use futures::Stream;
 use serde::{Deserialize, Serialize};
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 use utoipa::{IntoParams, ToSchema};
 
 use super::api::{ListParams, list_contradictions, list_questions, parse_types};
@@ -79,6 +83,8 @@ enum Update {
 pub struct LiveHub {
     feeds: Arc<Mutex<HashMap<FeedKey, watch::Sender<Option<Update>>>>>,
     shutdown: watch::Sender<bool>,
+    /// Tenants whose graph changed, as the pipeline announces them.
+    notices: broadcast::Sender<String>,
 }
 
 impl Default for LiveHub {
@@ -86,6 +92,7 @@ impl Default for LiveHub {
         LiveHub {
             feeds: Arc::default(),
             shutdown: watch::Sender::new(false),
+            notices: broadcast::Sender::new(256),
         }
     }
 }
@@ -94,6 +101,73 @@ impl LiveHub {
     /// Ends every stream (and so every feed task): called when the server shuts down.
     pub fn shut(&self) {
         self.shutdown.send_replace(true);
+    }
+
+    /// Tell the feeds of `tenant` that its graph changed: they read it again now.
+    pub fn notify(&self, tenant: &str) {
+        // Without feeds there is no receiver, and nothing to do.
+        let _ = self.notices.send(tenant.to_string());
+    }
+
+    /// Read the pipeline's change notices (`<prefix>.changes`, from their end) and notify the
+    /// feeds of each changed tenant, until the server shuts down. When Kafka cannot be reached
+    /// the feeds keep polling, and the listener tries again every 10 s.
+    pub fn listen(&self, kafka: KafkaConfig) {
+        let hub = self.clone();
+        tokio::spawn(async move {
+            let mut shutdown = hub.shutdown.subscribe();
+            let topics = [kafka.changes_topic()];
+            let config = KafkaConfig {
+                group_id: format!("{}-serve-live", kafka.group_id),
+                ..kafka.clone()
+            };
+            while !*shutdown.borrow() {
+                let consumer = match ensure_topics(&kafka).await {
+                    Ok(()) => EventConsumer::from_end(&config, &topics),
+                    Err(error) => Err(error),
+                };
+                match consumer {
+                    Ok(consumer) => {
+                        tracing::info!(topic = %topics[0], "live feeds follow the change notices");
+                        hub.follow(&consumer, &mut shutdown).await;
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot read change notices; live feeds poll")
+                    }
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(10)) => {}
+                    _ = shutdown.changed() => {}
+                }
+            }
+        });
+    }
+
+    /// Notify from `consumer` until shutdown or a read error.
+    async fn follow(&self, consumer: &EventConsumer, shutdown: &mut watch::Receiver<bool>) {
+        loop {
+            let polled = tokio::select! {
+                polled = consumer.poll(Duration::from_secs(1)) => polled,
+                _ = shutdown.changed() => return,
+            };
+            match polled {
+                Ok(Polled::Message(message)) => {
+                    let notice = message
+                        .payload
+                        .as_deref()
+                        .and_then(|p| serde_json::from_slice::<ChangeNotice>(p).ok());
+                    match notice {
+                        Some(notice) => self.notify(&notice.tenant),
+                        None => tracing::warn!(at = %message.location(), "not a change notice"),
+                    }
+                }
+                Ok(Polled::Idle) => {}
+                Err(error) => {
+                    tracing::warn!(%error, "reading change notices");
+                    return;
+                }
+            }
+        }
     }
 
     /// How many feeds are being read now.
@@ -119,6 +193,7 @@ async fn feed(hub: LiveHub, state: AppState, key: FeedKey, sender: watch::Sender
     let every = Duration::from_millis(state.config.live_poll_ms.max(100));
     let mut seq = 0;
     let mut shutdown = hub.shutdown.subscribe();
+    let mut notices = hub.notices.subscribe();
     loop {
         {
             let mut feeds = hub.feeds.lock().expect("live feeds");
@@ -156,6 +231,20 @@ async fn feed(hub: LiveHub, state: AppState, key: FeedKey, sender: watch::Sender
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
             _ = shutdown.changed() => {}
+            _ = changed(&mut notices, &key.tenant) => {}
+        }
+    }
+}
+
+/// Waits for a notice that `tenant` changed (missed notices count as one).
+async fn changed(notices: &mut broadcast::Receiver<String>, tenant: &str) {
+    loop {
+        match notices.recv().await {
+            Ok(changed) if changed == tenant => return,
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Lagged(_)) => return,
+            // The hub lives as long as the feeds: never closed while one waits.
+            Err(broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
         }
     }
 }

@@ -370,6 +370,7 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
     auth::check_listen(&config.serve, &addr)?;
     let state = open_state(&config).await?;
     let live = state.live().clone();
+    live.listen(config.kafka.clone());
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
