@@ -397,6 +397,16 @@ fn a_later_decision_on_the_same_matter_supersedes_only_that_matter() {
 const QUESTION: &str = "Who owns the BlueWave renewal?";
 const ANSWER: &str = "Mateo Rossi will own the BlueWave renewal.";
 
+/// [`ANSWER`] in chat on day 4, written by Mateo Rossi himself.
+fn answer_on_day_4() -> SourceVersion {
+    let mut answer = source("chat/a", SourceKind::Chat, 4, ANSWER);
+    answer.authors = vec![Party {
+        name: Some("Mateo Rossi".into()),
+        address: Some("mateo@bluewave.example".into()),
+    }];
+    answer
+}
+
 #[test]
 fn a_later_statement_answers_an_open_question_and_closes_it() {
     let open = graph(
@@ -404,11 +414,7 @@ fn a_later_statement_answers_an_open_question_and_closes_it() {
         vec![],
     );
     assert_eq!(memories(&open)[QUESTION].standing, Standing::Open);
-    let mut answer = source("chat/a", SourceKind::Chat, 4, ANSWER);
-    answer.authors = vec![Party {
-        name: Some("Mateo Rossi".into()),
-        address: Some("mateo@bluewave.example".into()),
-    }];
+    let answer = answer_on_day_4();
     let elements = graph(
         vec![
             source("chat/q", SourceKind::Chat, 1, QUESTION),
@@ -720,11 +726,7 @@ const HELD: &str = "Heads up: the BlueWave renewal paperwork is blocked until we
 
 #[test]
 fn an_open_question_blocks_a_held_up_statement_until_it_is_answered_and_retractions_undo_it() {
-    let mut answer = source("chat/a", SourceKind::Chat, 4, ANSWER);
-    answer.authors = vec![Party {
-        name: Some("Mateo Rossi".into()),
-        address: Some("mateo@bluewave.example".into()),
-    }];
+    let answer = answer_on_day_4();
     let question = source("chat/q", SourceKind::Chat, 1, QUESTION);
     let held = source("chat/h", SourceKind::Chat, 2, HELD);
     let noise = source(
@@ -754,11 +756,7 @@ fn an_open_question_blocks_a_held_up_statement_until_it_is_answered_and_retracti
 
 #[test]
 fn a_question_answered_before_the_statement_was_written_blocks_nothing() {
-    let mut answer = source("chat/a", SourceKind::Chat, 4, ANSWER);
-    answer.authors = vec![Party {
-        name: Some("Mateo Rossi".into()),
-        address: Some("mateo@bluewave.example".into()),
-    }];
+    let answer = answer_on_day_4();
     let elements = graph(
         vec![
             source("chat/q", SourceKind::Chat, 1, QUESTION),
