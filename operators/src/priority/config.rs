@@ -2,7 +2,7 @@
 //! ontology for the type priors, temporal coefficients and edge coefficients, checked for
 //! convergence when loaded (OIDA Appendix D).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -254,6 +254,24 @@ pub struct PriorityConfig {
     pub contraction: Contraction,
     /// Things worth logging that do not prevent running.
     pub warnings: Vec<String>,
+}
+
+impl PriorityConfig {
+    /// The names of the configured edge types whose role satisfies `wanted`.
+    ///
+    /// ```
+    /// use epigraph_operators::priority::PriorityConfig;
+    /// let config = PriorityConfig::bundled();
+    /// assert!(config.edge_types(|role| role.blocking).contains("BLOCKS"));
+    /// assert!(config.edge_types(|role| role.demotes).contains("SUPERSEDES"));
+    /// ```
+    pub fn edge_types(&self, wanted: impl Fn(&EdgeRole) -> bool) -> BTreeSet<String> {
+        self.edges
+            .iter()
+            .filter(|(_, role)| wanted(role))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
 }
 
 /// The index of a type in [`EpistemicType::ALL`].

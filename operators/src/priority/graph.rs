@@ -115,12 +115,7 @@ fn with_blocking<'s, T>(
 where
     T: Timestamp + Lattice + Ord,
 {
-    let blocking: BTreeSet<String> = config
-        .edges
-        .iter()
-        .filter(|(_, role)| role.blocking)
-        .map(|(name, _)| name.clone())
-        .collect();
+    let blocking = config.edge_types(|role| role.blocking);
     let counts = edges
         .filter(move |e| blocking.contains(&e.rel_type) && e.from != e.to)
         .map(|e| ((e.tenant, e.from), e.to))
@@ -151,12 +146,7 @@ fn retired_sources<'s, T>(
 where
     T: Timestamp + Lattice + Ord,
 {
-    let demoting: BTreeSet<String> = config
-        .edges
-        .iter()
-        .filter(|(_, role)| role.demotes)
-        .map(|(name, _)| name.clone())
-        .collect();
+    let demoting = config.edge_types(|role| role.demotes);
     let replaced = graph.flat_map(move |e| match e {
         GraphElement::Relation(r) if demoting.contains(&r.rel_type) => Some((r.tenant, r.to)),
         _ => None,
