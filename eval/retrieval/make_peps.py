@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build eval/retrieval/peps/corpus.jsonl from the PEP fixtures (reStructuredText).
 
-Usage: make_peps.py [--src /work/shared/fixtures/peps] [--out eval/retrieval/peps]
+Usage: make_peps.py [--src tests/fixtures/peps] [--out eval/retrieval/peps]
 
 Each selected PEP becomes one BEIR document:
   _id   = "pep-NNNN"
@@ -68,7 +68,7 @@ def created_at(value):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--src", default="/work/shared/fixtures/peps")
+    ap.add_argument("--src", default="tests/fixtures/peps")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "peps"))
     args = ap.parse_args()
     out = Path(args.out)

@@ -2,7 +2,7 @@
 //! folder of real documents, e.g. the PEP fixtures:
 //!
 //! ```text
-//! cargo run --release -p epigraph-operators --example retired_documents -- ../shared/fixtures/peps
+//! cargo run --release -p epigraph-operators --example retired_documents -- tests/fixtures/peps
 //! ```
 //!
 //! Extracts every file of the folder as one tenant's documents, computes K for every memory

@@ -1,4 +1,4 @@
-//! The real iCalendar fixtures (../shared/fixtures/icalendar, from collective/icalendar, BSD)
+//! The real iCalendar fixtures (tests/fixtures/icalendar, from collective/icalendar, BSD)
 //! through the whole path: connector → Kafka → run → Neo4j; malformed files are dead-lettered.
 
 use std::collections::BTreeMap;
@@ -9,7 +9,7 @@ use epigraph_schemas::Op;
 use epigraph_tests::{TestEnv, find_dead_letter, ingest, neo4j, neo4j_count, serial};
 
 fn fixtures() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/icalendar");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/icalendar");
     assert!(path.is_dir(), "{} is missing", path.display());
     path
 }

@@ -1,4 +1,4 @@
-//! A real Slack export (../shared/fixtures/slack-export, from hfaran/slack-export-viewer, MIT)
+//! A real Slack export (tests/fixtures/slack-export, from hfaran/slack-export-viewer, MIT)
 //! through the whole path: connector → Kafka → run → Neo4j + LanceDB → search.
 
 use std::path::PathBuf;
@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use epigraph_tests::{TestEnv, ingest, neo4j, neo4j_count, serial};
 
 fn fixture() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/slack-export");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/slack-export");
     assert!(
         path.is_dir(),
-        "{} is missing (the shared fixtures sit beside the checkout)",
+        "{} is missing (the fixtures are part of the repository: tests/fixtures)",
         path.display()
     );
     path

@@ -2,7 +2,7 @@
 //!
 //! The fixture tests read a genuine Slack export: the test archive of the open-source project
 //! hfaran/slack-export-viewer (tests/testarchive.zip, commit b46af7e, MIT licence), unzipped in
-//! `shared/fixtures/slack-export` beside the repository. It is a 2016 export of two channels,
+//! `tests/fixtures/slack-export` of the repository. It is a 2016 export of two channels,
 //! `enrique` and `traveling-sailor`, with four users (no e-mail addresses), GitHub bot posts,
 //! joins, file shares, a file comment and one edited message; it predates Slack threads.
 
@@ -16,27 +16,15 @@ use super::source::{Directory, Rendered, Timestamp, render_markup};
 use super::{SlackConfig, read_slack_export};
 use crate::{ConnectorError, Scan};
 
-/// The unzipped fixture export: `<repo>/../shared/fixtures/slack-export`, else the shared
-/// folder of the development machine.
+/// The unzipped fixture export, copied into the repository: `tests/fixtures/slack-export`.
 fn fixture() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let beside_repo = manifest
-        .parent()
-        .and_then(Path::parent)
-        .map(|parent| parent.join("shared/fixtures/slack-export"));
-    let candidates = beside_repo
-        .into_iter()
-        .chain([PathBuf::from("/work/shared/fixtures/slack-export")]);
-    for candidate in candidates {
-        if candidate.join("channels.json").is_file() {
-            return candidate;
-        }
-    }
-    panic!(
-        "the Slack fixture export is missing: expected shared/fixtures/slack-export (from \
-         hfaran/slack-export-viewer, MIT) beside the repository, i.e. {}/../shared",
-        manifest.parent().unwrap_or(manifest).display()
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/slack-export");
+    assert!(
+        path.join("channels.json").is_file(),
+        "the Slack fixture export is missing: expected {} (from hfaran/slack-export-viewer, MIT)",
+        path.display()
     );
+    path
 }
 
 fn read_fixture() -> Scan {
@@ -698,7 +686,7 @@ fn random_day_files_never_panic_and_lose_nothing() {
 fn a_zipped_export_reads_like_its_folder() {
     use std::io::Write;
     let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/fixtures/slack-export");
+        .join("../tests/fixtures/slack-export");
     let config = SlackConfig::default();
     let from_folder = read_slack_export(&fixture, "acme", &config, 4096).unwrap();
     let dir = tempfile::tempdir().unwrap();

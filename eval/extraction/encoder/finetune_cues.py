@@ -56,7 +56,7 @@ def cues(r):
     return v
 
 
-FIX = E("FIXTURES", "/work/shared/fixtures")
+FIX = E("FIXTURES", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "fixtures"))
 prev = {}  # PREV=1: the ~CTX characters of the source document just before the unit
 if PREV:
     docs, CTX = {}, int(E("CTX", 200))

@@ -1,6 +1,7 @@
 import json,os,re,sys,random,hashlib
-FIX='/work/shared/fixtures'
-used=set(json.loads(l)['source'] for l in open('/work/main/eval/extraction/real/sentences.jsonl'))
+REPO=os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)),'..','..','..'))
+FIX=os.path.join(REPO,'tests','fixtures')
+used=set(json.loads(l)['source'] for l in open(os.path.join(REPO,'eval','extraction','real','sentences.jsonl')))
 peps=sorted(f for f in os.listdir(FIX+'/peps') if 'peps/'+f not in used)
 fresh=[p for i,p in enumerate(peps) if i%4==1]
 train=[p for p in peps if p not in fresh]

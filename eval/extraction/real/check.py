@@ -4,7 +4,7 @@
 Usage:
     python3 eval/extraction/real/check.py [FIXTURES_DIR]
 
-FIXTURES_DIR defaults to ../shared/fixtures relative to the repository root
+FIXTURES_DIR defaults to tests/fixtures of the repository
 (i.e. the directory that contains peps/ and slack-export/).
 
 Checks:
@@ -120,7 +120,7 @@ def check_file(name, splits, prefix, source_texts, errors):
 
 def main():
     fixtures = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        REPO_ROOT, "..", "shared", "fixtures")
+        REPO_ROOT, "tests", "fixtures")
     fixtures = os.path.abspath(fixtures)
     if not os.path.isdir(fixtures):
         print("fixtures dir not found: %s" % fixtures)

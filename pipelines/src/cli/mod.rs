@@ -142,7 +142,7 @@ pub enum EvalCommand {
         #[arg(long, conflicts_with = "labels")]
         generated: Option<PathBuf>,
         /// Folder the units' `source` paths are relative to.
-        #[arg(long, default_value = "../shared/fixtures")]
+        #[arg(long, default_value = "tests/fixtures")]
         fixtures: PathBuf,
         /// Also print per-split tables.
         #[arg(long)]
