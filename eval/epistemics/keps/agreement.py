@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Inter-annotator agreement on the KEP epistemic set (stdlib only).
+
+Usage:
+    python3 eval/epistemics/keps/agreement.py [SET_DIR]
+
+SET_DIR defaults to this script's folder. It compares the first labeller's labels
+(`labels.jsonl`, `judged_pairs.jsonl`) with the second labeller's (`second/labels.jsonl`,
+`second/judged_pairs.jsonl`) on the document pairs both judged, and prints JSON:
+
+  * per relation: the pairs each labeller marked, both, Cohen's kappa over the decision
+    "does this relation hold for this pair" (directed pairs for directed relations, unordered
+    for CONTRADICTS), and positive agreement (2*both / (first + second));
+  * "any relation": whether the pair carries some relation at all;
+  * "SUPPORTS or BASED_ON": the two read as one, as the evaluation scores them.
+
+It also checks the files: every KEP id names a folder of the fixtures, every pair lies inside
+one group, every evidence quote is a verbatim substring of its KEP's README.md or kep.yaml.
+Exit status 1 on a failed check.
+"""
+import json
+import os
+import sys
+from itertools import permutations
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+KEPS = os.path.join(REPO, "tests", "fixtures", "keps", "keps")
+RELATIONS = ["SUPERSEDES", "CONTRADICTS", "SUPPORTS", "BASED_ON", "IMPLEMENTS", "REFINES",
+             "ANSWERS", "RELATION_CHANGE"]
+
+
+def lines(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def text_of(kep):
+    out = ""
+    for name in ("README.md", "kep.yaml"):
+        p = os.path.join(KEPS, kep, name)
+        if os.path.exists(p):
+            with open(p, encoding="utf-8") as f:
+                out += f.read() + "\n"
+    return out
+
+
+def check(groups, judged, labels, who):
+    errors = []
+    group_of = {}
+    for g in groups:
+        for k in g["keps"]:
+            group_of[k] = g["group"]
+            if not os.path.isdir(os.path.join(KEPS, k)):
+                errors.append("%s: no KEP folder %s" % (who, k))
+    for p in judged:
+        if group_of.get(p["a"]) != p["group"] or group_of.get(p["b"]) != p["group"]:
+            errors.append("%s: judged pair outside its group: %s" % (who, p))
+    cache = {}
+    norm = lambda s: " ".join(s.split())
+    for l in labels:
+        if l["relation"] not in RELATIONS:
+            errors.append("%s: unknown relation %s" % (who, l["relation"]))
+        for side in ("from", "to"):
+            if group_of.get(l[side]) != l["group"]:
+                errors.append("%s: label outside its group: %s" % (who, l))
+        for side, quote in (("from", l.get("evidence_from", "")), ("to", l.get("evidence_to", ""))):
+            if not quote:
+                continue
+            kep = l[side]
+            if kep not in cache:
+                cache[kep] = norm(text_of(kep))
+            if norm(quote) not in cache[kep]:
+                errors.append("%s: quote not verbatim in %s: %r" % (who, kep, quote[:80]))
+    return errors
+
+
+def kappa(a, b, universe):
+    n = len(universe)
+    if n == 0:
+        return None
+    both = len(a & b)
+    neither = n - len(a | b)
+    po = (both + neither) / n
+    pa, pb = len(a) / n, len(b) / n
+    pe = pa * pb + (1 - pa) * (1 - pb)
+    return 1.0 if pe == 1 else (po - pe) / (1 - pe)
+
+
+def main():
+    d = sys.argv[1] if len(sys.argv) > 1 else HERE
+    groups = lines(os.path.join(d, "groups.jsonl"))
+    first = (lines(os.path.join(d, "judged_pairs.jsonl")), lines(os.path.join(d, "labels.jsonl")))
+    second = (lines(os.path.join(d, "second", "judged_pairs.jsonl")),
+              lines(os.path.join(d, "second", "labels.jsonl")))
+    errors = check(groups, *first, "first") + check(groups, *second, "second")
+    both_judged = ({tuple(sorted((p["a"], p["b"]))) for p in first[0]}
+                   & {tuple(sorted((p["a"], p["b"]))) for p in second[0]})
+    directed = {x for a, b in both_judged for x in permutations((a, b))}
+    # Self pairs (ANSWERS within one document) of the KEPs both judged.
+    keps = {k for pair in both_judged for k in pair}
+    selves = {(k, k) for k in keps}
+
+    def marked(labels, relations, unordered=False):
+        out = set()
+        for l in labels:
+            if l["relation"] in relations:
+                pair = (l["from"], l["to"])
+                out.add(tuple(sorted(pair)) if unordered else pair)
+        return out
+
+    report = {"pairs_judged_by_both": len(both_judged), "relations": {}}
+    views = [(r, [r], r == "CONTRADICTS") for r in RELATIONS]
+    views.append(("SUPPORTS or BASED_ON", ["SUPPORTS", "BASED_ON"], False))
+    views.append(("any relation", RELATIONS, True))
+    for name, rels, unordered in views:
+        universe = set(both_judged) if unordered else directed | (selves if "ANSWERS" in rels else set())
+        a = marked(first[1], rels, unordered) & universe
+        b = marked(second[1], rels, unordered) & universe
+        k = kappa(a, b, universe)
+        report["relations"][name] = {
+            "first": len(a), "second": len(b), "both": len(a & b),
+            "kappa": None if k is None else round(k, 3),
+            "positive_agreement": round(2 * len(a & b) / (len(a) + len(b)), 3) if a or b else None,
+        }
+    report["errors"] = errors
+    print(json.dumps(report, indent=2))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
