@@ -128,15 +128,21 @@ pub fn scan_folder(
             .ok()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map(|d| d.as_millis() as i64);
+        // A date the document declares ("Date: 12 October 2026") is when what it says was
+        // written; the file's modification time is only when it was checked out or copied.
+        let declared = declared_date(&text);
         let stamps = line_stamps(
             previous.lines.get(&source_id).map(Vec::as_slice),
             &text,
-            modified.unwrap_or(now),
+            declared.or(modified).unwrap_or(now),
         );
         let written = written_spans(&text, &stamps);
         let mut event =
             SourceEvent::upsert(tenant, SourceKind::Document, &source_id, title, text, now);
-        event.occurred_at = modified;
+        event.occurred_at = declared.or(modified);
+        if declared.is_some() {
+            event.extras.insert("date".into(), "declared".into());
+        }
         let format = relative
             .extension()
             .map(|e| e.to_string_lossy().to_lowercase())
@@ -272,6 +278,79 @@ fn html_title(html: &str) -> Option<String> {
         let text = crate::html::html_to_text(&html[start..end]);
         let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
         (!text.is_empty()).then_some(text)
+    })
+}
+
+/// Header keys that declare when a document was written, most telling first.
+const DATE_KEYS: [&str; 7] = [
+    "date",
+    "last updated",
+    "last-updated",
+    "last modified",
+    "last-modified",
+    "created",
+    "creation-date",
+];
+
+/// The date a document declares in a header line of its first 40 lines (`Date: 12 October
+/// 2026`, `Last updated: 2026-06-18`, `Created: 3-Jan-2001`, `creation-date: 2020-03-02`), as
+/// ms since the Unix epoch at midnight UTC; a `Date:` line wins over `Last updated:`, which
+/// wins over `Created:`.
+///
+/// ```
+/// use epigraph_connectors::docs::declared_date;
+/// let day = |y, m, d| chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap()
+///     .and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis();
+/// assert_eq!(declared_date("# Memo\n\nFrom: Omar\nDate: 7 October 2026\n"), Some(day(2026, 10, 7)));
+/// assert_eq!(declared_date("Status: Accepted\nDate: 2026-06-18\n"), Some(day(2026, 6, 18)));
+/// assert_eq!(declared_date("Created: 13-Jun-2000\nLast updated: March 3, 2021"), Some(day(2021, 3, 3)));
+/// assert_eq!(declared_date("The date: to be decided."), None);
+/// ```
+pub fn declared_date(text: &str) -> Option<i64> {
+    let mut found: Vec<(usize, i64)> = text
+        .lines()
+        .take(40)
+        .filter_map(|line| {
+            let line = line.trim().trim_start_matches(['*', '-', '#', '>', ' ']);
+            let (key, value) = line.split_once(':')?;
+            let key = key.trim().trim_matches('*').trim().to_lowercase();
+            let rank = DATE_KEYS.iter().position(|k| *k == key)?;
+            Some((
+                rank,
+                parse_date(value.trim().trim_matches(['*', '"', '\'']))?,
+            ))
+        })
+        .collect();
+    found.sort();
+    found.first().map(|(_, at)| *at)
+}
+
+/// A calendar date in one of the common written forms.
+fn parse_date(value: &str) -> Option<i64> {
+    const FORMATS: [&str; 8] = [
+        "%Y-%m-%d",
+        "%d %B %Y",
+        "%d %b %Y",
+        "%B %d, %Y",
+        "%b %d, %Y",
+        "%d-%b-%Y",
+        "%Y/%m/%d",
+        "%d.%m.%Y",
+    ];
+    // "2026-06-18T10:00:00Z" or "2026-06-18 (revised)": the leading date.
+    let head: String = value.chars().take(40).collect();
+    let candidates = [
+        head.as_str(),
+        head.split(['T', '(']).next().unwrap_or("").trim(),
+        head.split_whitespace().next().unwrap_or(""),
+    ];
+    candidates.iter().find_map(|c| {
+        FORMATS.iter().find_map(|f| {
+            chrono::NaiveDate::parse_from_str(c.trim_end_matches(['.', ',']), f)
+                .ok()
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .map(|d| d.and_utc().timestamp_millis())
+        })
     })
 }
 

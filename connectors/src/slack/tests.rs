@@ -685,8 +685,8 @@ fn random_day_files_never_panic_and_lose_nothing() {
 #[test]
 fn a_zipped_export_reads_like_its_folder() {
     use std::io::Write;
-    let fixture = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures/slack-export");
+    let fixture =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/slack-export");
     let config = SlackConfig::default();
     let from_folder = read_slack_export(&fixture, "acme", &config, 4096).unwrap();
     let dir = tempfile::tempdir().unwrap();
