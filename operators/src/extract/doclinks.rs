@@ -39,6 +39,8 @@ pub struct DocLink {
     pub tenant: String,
     /// The source node whose header says it.
     pub node_id: String,
+    /// The id of that source.
+    pub source_id: String,
     /// When that source was written.
     pub occurred_at: Option<i64>,
     /// When it was recorded.
@@ -59,17 +61,28 @@ pub struct DocLink {
 ///     ("pep 241".to_string(), DocRole::Replaces),
 ///     ("pep 345".to_string(), DocRole::SupersededBy),
 /// ]);
+/// // KEPs name each other by their folders.
+/// assert_eq!(header_links("KEP: 4671\nStatus: implementable\nReplaces: keps/sig-scheduling/583-coscheduling\n\nText."), [
+///     ("kep 4671".to_string(), DocRole::Is),
+///     ("kep 583".to_string(), DocRole::Replaces),
+/// ]);
+/// // A Markdown title can name the document: `# ADR 004: …` above `Supersedes: ADR 001`.
+/// assert_eq!(header_links("# ADR 004: Managed Kafka\n\nStatus: Accepted\nSupersedes: ADR 001\n\nText."), [
+///     ("adr 4".to_string(), DocRole::Is),
+///     ("adr 1".to_string(), DocRole::Replaces),
+/// ]);
 /// // Without a number of its own, a document's references have no family to resolve in.
 /// assert!(header_links("Title: Notes\nReplaces: 3\n\nText.").is_empty());
 /// ```
 pub fn header_links(body: &str) -> Vec<(String, DocRole)> {
     let fields = header_fields(body);
-    let Some((family, own)) = fields.iter().find_map(|(key, value)| {
+    let own = fields.iter().find_map(|(key, value)| {
         IDENTITY_FIELDS
             .contains(&key.as_str())
             .then(|| number(value).map(|n| (key.clone(), n)))
             .flatten()
-    }) else {
+    });
+    let Some((family, own)) = own.or_else(|| titled(body)) else {
         return Vec::new();
     };
     let mut links = vec![(format!("{family} {own}"), DocRole::Is)];
@@ -132,7 +145,33 @@ pub fn declares_retired(unit_text: &str) -> bool {
 }
 
 /// The number of a document reference: `0314`, `PEP 314`, `pep-0314`, `ADR-7` → `314`, `7`.
+/// A key in a Markdown title: `# ADR 004: Move to a managed Kafka service`, `# KEP-4438: …`.
+fn titled(body: &str) -> Option<(String, u64)> {
+    let title = body.lines().next()?.trim().strip_prefix('#')?;
+    let title = title.trim_start_matches('#').trim();
+    let (family, rest) = title.split_at(title.find(|c: char| !c.is_ascii_alphabetic())?);
+    let family = family.to_ascii_lowercase();
+    if !IDENTITY_FIELDS.contains(&family.as_str()) || family == "number" {
+        return None;
+    }
+    let rest = rest.trim_start_matches(['-', ' ']);
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let after = rest[digits.len()..].chars().next();
+    if digits.is_empty() || after.is_some_and(|c| c.is_alphanumeric()) {
+        return None;
+    }
+    Some((family, digits.parse().ok()?))
+}
+
 fn number(value: &str) -> Option<u64> {
+    // A path names a document by its last numbered segment: `keps/sig-apps/1591-daemonset-surge`.
+    let value = value
+        .trim()
+        .trim_matches(['"', '\''])
+        .trim_end_matches('/')
+        .rsplit('/')
+        .find(|segment| segment.starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or(value);
     let digits: String = value
         .trim()
         .trim_start_matches(|c: char| c.is_alphabetic() || c == '-' || c == ' ')

@@ -63,12 +63,28 @@ const ABBREVIATIONS: [&str; 22] = [
 /// assert_eq!(found[0].form, UnitForm::Header);
 /// assert_eq!(found[1].section.as_deref(), Some("Decisions"));
 /// assert_eq!(&body[found[3].start..found[3].end], "Drop v1 by May");
+/// // Under a title, the header block is metadata too: only its known keys become units.
+/// let adr = "# ADR 004: Managed Kafka\n\nStatus: Accepted\nDate: 2026-06-18\nDeciders: Priya Raman\n\nWe move to a managed service.\n";
+/// let texts: Vec<_> = units(adr).into_iter().map(|u| (u.text, u.section)).collect();
+/// assert_eq!(texts, [
+///     ("Status: Accepted".to_string(), None),
+///     ("We move to a managed service.".to_string(), Some("ADR 004: Managed Kafka".to_string())),
+/// ]);
 /// ```
 pub fn units(body: &str) -> Vec<Unit> {
+    let visible = without_comments(body);
+    let body: &str = &visible;
     let lines = lines_with_offsets(body);
     let mut out = Vec::new();
-    let mut section: Option<String> = None;
-    let mut i = header_block(&lines, &mut out);
+    let (start, mut section) = header_start(&lines);
+    let mut i = match header_block(&lines, start, &mut out) {
+        end if end > start => end,
+        // No header block under the title: the title is read like any heading.
+        _ => {
+            section = None;
+            0
+        }
+    };
     let mut in_fence = false;
     // The content lines of the open fence: (byte offset, text).
     let mut fence: Vec<(usize, &str)> = Vec::new();
@@ -367,9 +383,60 @@ fn lines_with_offsets(body: &str) -> Vec<(usize, &str)> {
         .collect()
 }
 
-/// The RFC 822-style header block at the top, if any; returns the index of the first line
-/// after it.
-fn header_block(lines: &[(usize, &str)], out: &mut Vec<Unit>) -> usize {
+/// `body` with its HTML comments (`<!-- … -->`, never shown to a reader: a template's
+/// instructions in a Markdown file) blanked out byte for byte, so every offset still points
+/// into the original. An unterminated `<!--` is left as it is.
+///
+/// ```
+/// use epigraph_operators::extract::segment::{units, without_comments};
+/// let body = "We ship v2.\n<!--\nFill in the goals of this KEP.\n-->\nIt is faster.";
+/// assert_eq!(without_comments(body).len(), body.len());
+/// let texts: Vec<_> = units(body).into_iter().map(|u| u.text).collect();
+/// assert_eq!(texts, ["We ship v2.", "It is faster."]);
+/// ```
+pub fn without_comments(body: &str) -> std::borrow::Cow<'_, str> {
+    if !body.contains("<!--") {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut bytes = body.as_bytes().to_vec();
+    let mut from = 0;
+    while let Some(open) = body[from..].find("<!--").map(|i| from + i) {
+        let Some(close) = body[open + 4..].find("-->").map(|i| open + 4 + i + 3) else {
+            break;
+        };
+        for b in &mut bytes[open..close] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+        from = close;
+    }
+    // Whole characters were replaced by ASCII spaces: still UTF-8.
+    std::borrow::Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| body.to_string()))
+}
+
+/// Where a header block may start: the first line, or, under a Markdown title (`# ADR 004:
+/// Move to a managed Kafka service`, then `Status: Accepted`, `Date: …`), the first line after
+/// the title and the blank lines below it; with the title as the section.
+fn header_start(lines: &[(usize, &str)]) -> (usize, Option<String>) {
+    let Some(title) = lines
+        .first()
+        .and_then(|(_, line)| markdown_heading(line.trim()))
+        .filter(|_| lines[0].1.trim_start().starts_with('#'))
+    else {
+        return (0, None);
+    };
+    let start = 1 + lines[1..]
+        .iter()
+        .take_while(|(_, l)| l.trim().is_empty())
+        .count();
+    (start, Some(title))
+}
+
+/// The RFC 822-style header block from line `start`, if any; returns the index of the first
+/// line after it (`start` when there is none).
+fn header_block(lines: &[(usize, &str)], start: usize, out: &mut Vec<Unit>) -> usize {
+    let lines = &lines[start..];
     let is_header = |line: &str| {
         line.split_once(": ").is_some_and(|(key, _)| {
             !key.is_empty()
@@ -379,11 +446,11 @@ fn header_block(lines: &[(usize, &str)], out: &mut Vec<Unit>) -> usize {
         })
     };
     let Some(&(_, first)) = lines.first() else {
-        return 0;
+        return start;
     };
     let second_is_header = lines.get(1).is_some_and(|(_, l)| is_header(l));
     if !(is_header(first) && second_is_header) {
-        return 0;
+        return start;
     }
     let mut i = 0;
     while i < lines.len() {
@@ -412,7 +479,7 @@ fn header_block(lines: &[(usize, &str)], out: &mut Vec<Unit>) -> usize {
         }
         i = j;
     }
-    i
+    start + i
 }
 
 /// The `Key: value` fields of the header block at the top of a body (continuation lines
@@ -428,9 +495,10 @@ fn header_block(lines: &[(usize, &str)], out: &mut Vec<Unit>) -> usize {
 pub fn header_fields(body: &str) -> Vec<(String, String)> {
     let lines = lines_with_offsets(body);
     let mut sink = Vec::new();
-    let end = header_block(&lines, &mut sink);
+    let (start, _) = header_start(&lines);
+    let end = header_block(&lines, start, &mut sink);
     let mut fields: Vec<(String, String)> = Vec::new();
-    for (_, line) in &lines[..end] {
+    for (_, line) in &lines[start..end] {
         if line.starts_with([' ', '\t']) {
             if let Some((_, value)) = fields.last_mut() {
                 value.push(' ');
