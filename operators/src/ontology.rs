@@ -351,6 +351,18 @@ pub struct EpistemicsSpec {
     /// Statements held up by an open question.
     #[serde(default)]
     pub blocks: BlocksSpec,
+    /// Claims compared across sources by the matter they are about, not only by a named subject.
+    #[serde(default)]
+    pub matters: MattersSpec,
+    /// What many sources say in the same words takes part in no judgement.
+    #[serde(default)]
+    pub boilerplate: BoilerplateSpec,
+    /// The same statement in two sources is linked to the earlier one.
+    #[serde(default)]
+    pub restated: RestatedSpec,
+    /// Statements citing another document with a relation ("builds on KEP-753").
+    #[serde(default)]
+    pub citations: Option<CitationsSpec>,
     /// What questions ask for.
     #[serde(default)]
     pub need: Vec<NeedSpec>,
@@ -383,6 +395,11 @@ pub struct AnswersSpec {
     pub max_candidates: usize,
     /// Topic words a question and its answer share.
     pub min_shared: usize,
+    /// Topic words a question and an answer from another source share (defaults to
+    /// `min_shared`): another document shares a word with a question far more easily than the
+    /// thread it was asked in.
+    #[serde(default)]
+    pub min_shared_across_sources: Option<usize>,
 }
 
 /// `[epistemics.blocks]`: a statement that says it is held up ("blocked until", "on hold
@@ -397,6 +414,109 @@ pub struct BlocksSpec {
     pub min_shared: usize,
     /// Earlier statements of one entity tried, newest first, for one blocked statement.
     pub max_candidates: usize,
+}
+
+/// `[epistemics.matters]`: claims whose subject is not a named entity (a document's title stands
+/// in for it) are also compared with the claims of other sources on the same attribute and unit
+/// when their contexts (the statement's words, and the title's for an unnamed subject) share
+/// at least `min_shared` words besides the attributes' own cue words ("€320K SAFE with a €2.2M
+/// valuation cap" in "Term sheet summary (Fjord Ventures)" and "The seed round is €200K on a
+/// SAFE at a €2.3M valuation cap, led by Fjord Ventures"). Two claims that each name a different
+/// entity are never compared this way. Without the section (or with `enabled = false`) claims
+/// meet only by subject.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MattersSpec {
+    /// Whether claims are compared by matter at all.
+    pub enabled: bool,
+    /// Context words two claims must share, besides cue words.
+    pub min_shared: usize,
+    /// Earlier claims compared per blocking group (one attribute, unit and context word), newest
+    /// first.
+    pub max_lookback: usize,
+}
+
+impl Default for MattersSpec {
+    fn default() -> Self {
+        MattersSpec {
+            enabled: false,
+            min_shared: 2,
+            max_lookback: 32,
+        }
+    }
+}
+
+/// `[epistemics.boilerplate]`: a statement whose normalised text, or whose field (a
+/// `Field: value` line with a field of at least `min_field_words` words), is found in more than
+/// `max_sources` sources of its tenant is a template's, and takes part in no judgement.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BoilerplateSpec {
+    /// Whether boilerplate is recognised at all.
+    pub enabled: bool,
+    /// Sources a text or field may be in and still be an author's own.
+    pub max_sources: usize,
+    /// Words a field has at least to count as a form's field.
+    pub min_field_words: usize,
+}
+
+impl Default for BoilerplateSpec {
+    fn default() -> Self {
+        BoilerplateSpec {
+            enabled: false,
+            max_sources: 3,
+            min_field_words: 4,
+        }
+    }
+}
+
+/// `[epistemics.restated]`: a memory object whose normalised text is that of a memory object of
+/// another, earlier source gets a `SAME_STATEMENT` edge to the earliest one, unless the text is
+/// in more than `max_sources` sources (boilerplate) or has fewer than `min_words` words.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RestatedSpec {
+    /// Whether restatements are linked at all.
+    pub enabled: bool,
+    /// Words a restated text has at least.
+    pub min_words: usize,
+    /// Sources a text may be in and still count as restated rather than boilerplate.
+    pub max_sources: usize,
+}
+
+impl Default for RestatedSpec {
+    fn default() -> Self {
+        RestatedSpec {
+            enabled: false,
+            min_words: 6,
+            max_sources: 3,
+        }
+    }
+}
+
+/// `[epistemics.citations]`: a statement naming a document key (`KEP-753`, `PEP 8`, `ADR 004`,
+/// a link into `keps/<sig>/753-…`) next to a cue of one of the edges gets that edge to the
+/// statement of the cited document it shares most topic words with (see
+/// `extract::citations`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CitationsSpec {
+    /// Document families whose keys are recognised in text (`kep`, `pep`, `adr`, `rfc`).
+    pub families: Vec<String>,
+    /// Topic words the citing statement and the cited one must share.
+    pub min_shared: usize,
+    /// The edges, each with the cues that draw it.
+    pub edge: Vec<CitationEdgeSpec>,
+}
+
+/// `[[epistemics.citations.edge]]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CitationEdgeSpec {
+    /// The relationship type (an edge of `edges.toml`).
+    pub name: String,
+    /// Phrases that say how the statement relates to what it cites.
+    pub cues: Vec<String>,
 }
 
 /// `[[epistemics.need]]`: what a question asks for.

@@ -45,6 +45,10 @@ pub enum LinkKind {
     Answers,
     /// The open question `from` holds up `to`, until it is answered.
     Blocks,
+    /// `from` (another source, later) states the same value as `to`: evidence for it.
+    Supports,
+    /// `from` (another source, later) is `to` in the same words: a copy.
+    SameStatement,
 }
 
 impl LinkKind {
@@ -55,6 +59,8 @@ impl LinkKind {
             LinkKind::Contradicts => "CONTRADICTS",
             LinkKind::Answers => "ANSWERS",
             LinkKind::Blocks => "BLOCKS",
+            LinkKind::Supports => "SUPPORTS",
+            LinkKind::SameStatement => "SAME_STATEMENT",
         }
     }
 }
@@ -85,14 +91,18 @@ pub struct Timeline {
     pub superseded: Vec<(usize, usize)>,
     /// `(earlier, later)` claims of different sources that disagree while both are current.
     pub contradictions: Vec<(usize, usize)>,
+    /// `(earlier, later)` claims of different sources that agree while the earlier is current:
+    /// the later one restates the earlier (evidence for it).
+    pub supports: Vec<(usize, usize)>,
 }
 
 /// Reads the claims on one subject and attribute in the order they were written.
 ///
 /// A claim that disagrees with a current one replaces it when both are dynamic, it is later,
 /// and it either says it is an update or comes more than the contradiction window later;
-/// otherwise, from another source, they contradict each other and both stay current. Claims of
-/// the same statement are never compared.
+/// otherwise, from another source, they contradict each other and both stay current. A claim
+/// of another source that agrees with a current one supports it. Claims of the same statement
+/// are never compared.
 ///
 /// ```
 /// use epigraph_operators::epistemic::{Rules, judge::{ClaimPoint, timeline}};
@@ -109,6 +119,11 @@ pub struct Timeline {
 /// // "moved to" a week later: the earlier date is replaced.
 /// let t = timeline(&[point("plan", "a", "2026-05-13", 1, false), point("slip", "b", "2026-06-03", 8, true)], &rules);
 /// assert_eq!(t.superseded, [(0, 1)]);
+/// // Another source restating the same date supports it; a restatement in the same source
+/// // supports only what other sources said.
+/// let t = timeline(&[point("plan", "a", "2026-05-13", 1, false), point("mail", "b", "2026-05-13", 2, false),
+///                    point("plan2", "a", "2026-05-13", 3, false)], &rules);
+/// assert_eq!((t.supports, t.contradictions.len()), (vec![(0, 1), (1, 2)], 0));
 /// ```
 pub fn timeline(points: &[ClaimPoint], rules: &Rules) -> Timeline {
     let mut order: Vec<usize> = (0..points.len()).collect();
@@ -123,13 +138,18 @@ pub fn timeline(points: &[ClaimPoint], rules: &Rules) -> Timeline {
         let mut kept = Vec::with_capacity(current.len() + 1);
         for x in current {
             let p = &points[x];
-            if p.memory_id == c.memory_id
-                || rules.agree(
-                    &c.unit,
-                    (&p.value, p.qualifier.as_deref()),
-                    (&c.value, c.qualifier.as_deref()),
-                )
-            {
+            if p.memory_id == c.memory_id {
+                kept.push(x);
+                continue;
+            }
+            if rules.agree(
+                &c.unit,
+                (&p.value, p.qualifier.as_deref()),
+                (&c.value, c.qualifier.as_deref()),
+            ) {
+                if p.source_id != c.source_id {
+                    out.supports.push((x, i));
+                }
                 kept.push(x);
                 continue;
             }
@@ -269,9 +289,13 @@ pub fn answers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(us
             .take(spec.max_candidates)
             .find(|a| {
                 let candidate = members[**a];
+                let min_shared = if candidate.source_id == question.source_id {
+                    spec.min_shared
+                } else {
+                    spec.min_shared_across_sources.unwrap_or(spec.min_shared)
+                };
                 fits(candidate, need)
-                    && rules.shared_words(&question.topic, &candidate.topic, besides)
-                        >= spec.min_shared
+                    && rules.shared_words(&question.topic, &candidate.topic, besides) >= min_shared
             });
         if let Some(&a) = answer {
             out.push((a, q));

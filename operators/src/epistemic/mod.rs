@@ -25,7 +25,10 @@
 //! Everything here is a function of the current inputs: an edit or a delete retracts exactly
 //! what it caused, and the incremental result equals a recomputation from scratch (tested).
 
+pub mod boilerplate;
 pub mod judge;
+pub mod matters;
+pub mod restated;
 mod rules;
 
 use std::sync::Arc;
@@ -35,10 +38,12 @@ use differential_dataflow::lattice::Lattice;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
+use crate::extract::claims::title_subject;
 use crate::extract::edge;
 use crate::model::{Claim, EpistemicType, GraphElement, MemoryObject, Relation, Standing};
 use crate::resolve::SAME_AS;
 use judge::{ClaimPoint, Link, LinkKind};
+use matters::MatterPoint;
 pub use rules::{Facts, Rules, owner_rank};
 
 /// One input of the per-memory reduce.
@@ -142,9 +147,21 @@ where
             )
         })
         .distinct();
-    let facts_rules = rules.clone();
-    let facts = memories
+    // Boilerplate takes part in no judgement: it has no facts, so none of its claims or
+    // statements is ever grouped.
+    let boilerplate_spec = rules.spec().boilerplate;
+    let boilerplate = if boilerplate_spec.enabled {
+        boilerplate::ids(memories.clone(), boilerplate_spec)
+    } else {
+        memories.clone().flat_map(|_| None)
+    };
+    let judged_memories = memories
         .clone()
+        .map(|m| (m.id.clone(), m))
+        .antijoin(boilerplate)
+        .map(|(_, m)| m);
+    let facts_rules = rules.clone();
+    let facts = judged_memories
         .map(|m| (m.id.clone(), Part::Memory(Box::new(m))))
         .concat(named)
         .concat(
@@ -174,11 +191,12 @@ where
 
     // Claims, per canonical subject, attribute and unit.
     let judged = rules.clone();
+    let context_rules = rules.clone();
     let points = claims
         .clone()
         .filter(move |c| judged.judged(&c.attribute))
         .map(|c| (c.memory_id.clone(), c))
-        .join_map(facts_by_id.clone(), |_, c, f| {
+        .join_map(facts_by_id.clone(), move |_, c, f| {
             // The subject, with every name the tenant knows. A topic (a recurring phrase such as
             // "Load test results") names what kind of statement it is, not what it is about:
             // such claims are judged only within their own source.
@@ -198,6 +216,12 @@ where
             } else {
                 subject
             };
+            // A claim without a named subject has its document's title as subject (never a
+            // chat channel's name): the title's words are part of what it is about.
+            let named = !subject.starts_with("title:") && !subject.starts_with("source:");
+            let titled = subject == title_subject(f.title.as_deref(), &f.source_id).0;
+            let title = if titled { f.title.as_deref() } else { None };
+            let context = context_rules.context_of(&f.topic, title);
             (
                 subject,
                 (
@@ -235,10 +259,39 @@ where
                             ),
                     },
                     (f.tenant.clone(), f.memory_type),
+                    (named, context, f.update),
                 ),
             )
         })
-        .filter(|(_, (_, _, (_, memory_type)))| *memory_type != EpistemicType::Question);
+        .filter(|(_, (_, _, (_, memory_type), _))| *memory_type != EpistemicType::Question);
+    // Claims, per matter (see `matters`): blocked by (tenant, attribute, unit, context word).
+    let matter_rules = rules.clone();
+    let enabled = rules.spec().matters.enabled;
+    let by_matter = points
+        .clone()
+        .filter(move |_| enabled)
+        .flat_map(
+            |(subject, (key, point, (tenant, _), (named, context, says_update)))| {
+                let matter = MatterPoint {
+                    point,
+                    subject,
+                    named,
+                    context: context.clone(),
+                    says_update,
+                };
+                context
+                    .into_iter()
+                    .map(move |word| ((tenant.clone(), key.clone(), word), matter.clone()))
+            },
+        )
+        .reduce(move |(tenant, ..), input, out| {
+            let points: Vec<MatterPoint> = input.iter().map(|(p, _)| (*p).clone()).collect();
+            for link in matters::links(tenant, &points, &matter_rules) {
+                out.push((link, 1));
+            }
+        })
+        .map(|(_, link)| link);
+    let points = points.map(|(subject, (key, point, meta, _))| (subject, (key, point, meta)));
     let timeline_rules = rules.clone();
     let judged_claims = canonical(points, same_as.clone())
         .map(|(subject, ((attribute, unit), point, (tenant, _)))| {
@@ -277,6 +330,7 @@ where
             ((tenant, entity), Member::Names(words))
         },
     );
+    let restated_spec = rules.spec().restated;
     let block_rules = rules;
     let picks = named
         .concat(names)
@@ -322,7 +376,12 @@ where
             }
         })
         .map(|(_, link)| link);
-    let links = claim_links.concat(matter_links).distinct();
+    let restatements = restated::links(memories.clone(), restated_spec);
+    let links = claim_links
+        .concat(matter_links)
+        .concat(by_matter)
+        .concat(restatements)
+        .distinct();
     let blocks = links.clone().filter(|l| l.kind == LinkKind::Blocks);
     let links = links.filter(|l| l.kind != LinkKind::Blocks);
 
@@ -332,7 +391,10 @@ where
         .flat_map(|l| match l.kind {
             LinkKind::Supersedes => Some((l.to, (Standing::Superseded, l.t_valid))),
             LinkKind::Answers => Some((l.to, (Standing::Answered, l.t_valid))),
-            LinkKind::Contradicts | LinkKind::Blocks => None,
+            LinkKind::Contradicts
+            | LinkKind::Blocks
+            | LinkKind::Supports
+            | LinkKind::SameStatement => None,
         })
         .reduce(|_, input, out| {
             let first = input
@@ -468,6 +530,17 @@ fn judge_timeline(tenant: &str, points: &[ClaimPoint], rules: &Rules) -> Vec<Tim
                 recorded_at: later(points[newer].recorded_at, points[older].recorded_at),
             }));
         }
+    }
+    for &(earlier, restating) in &t.supports {
+        out.push(TimelineOut::Link(Link {
+            kind: LinkKind::Supports,
+            tenant: tenant.to_string(),
+            from: points[restating].memory_id.clone(),
+            to: points[earlier].memory_id.clone(),
+            t_valid: points[restating].t_valid,
+            t_invalid: t_invalid[earlier],
+            recorded_at: later(points[restating].recorded_at, points[earlier].recorded_at),
+        }));
     }
     for &(a, b) in &t.contradictions {
         let until = match (t_invalid[a], t_invalid[b]) {

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::extract::citations::CitationRules;
 use crate::extract::cues::CueSet;
 use crate::extract::dates::period;
 use crate::model::{Claim, EpistemicType, MemoryObject, TemporalType};
@@ -20,6 +21,10 @@ pub struct Rules {
     needs: Vec<(CueSet, AnswerKind)>,
     ignore: BTreeSet<String>,
     attributes: BTreeSet<String>,
+    /// The words of every attribute's cues, as topic words: they say what a value measures,
+    /// not what it is about.
+    cue_words: BTreeSet<String>,
+    citations: Option<CitationRules>,
 }
 
 impl Rules {
@@ -43,19 +48,38 @@ impl Rules {
             .map(|w| w.to_lowercase())
             .collect();
         let attributes = ontology.attributes.iter().map(|a| a.name.clone()).collect();
-        Ok(Rules {
+        let citations = spec
+            .citations
+            .as_ref()
+            .map(CitationRules::new)
+            .transpose()?;
+        let mut rules = Rules {
+            citations,
             attributes,
             spec,
             update,
             blocked,
             needs,
             ignore,
-        })
+            cue_words: BTreeSet::new(),
+        };
+        rules.cue_words = ontology
+            .attributes
+            .iter()
+            .flat_map(|a| a.cues.iter())
+            .flat_map(|cue| rules.topic(cue))
+            .collect();
+        Ok(rules)
     }
 
     /// The rules of the bundled ontology.
     pub fn bundled() -> Self {
         Self::new(&Ontology::bundled()).expect("the bundled rules compile (tested)")
+    }
+
+    /// The citation rules, when `[epistemics.citations]` is configured.
+    pub fn citations(&self) -> Option<&CitationRules> {
+        self.citations.as_ref()
     }
 
     /// The configuration they were compiled from.
@@ -145,6 +169,31 @@ impl Rules {
             }
         }
         words.into_iter().collect()
+    }
+
+    /// What a claim is about beyond its named subject: the topic words of its statement, and of
+    /// its document's title when no entity is named as its subject, less the attributes' cue
+    /// words (see `[epistemics.matters]`).
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// assert_eq!(
+    ///     rules.context("Investment: €320K SAFE with a €2.2M valuation cap.", Some("Term sheet summary (Fjord Ventures)")),
+    ///     ["fjord", "summary", "venture"]
+    /// );
+    /// ```
+    pub fn context(&self, text: &str, title: Option<&str>) -> Vec<String> {
+        self.context_of(&self.topic(text), title)
+    }
+
+    /// [`Rules::context`] of a statement whose topic words are known.
+    pub fn context_of(&self, topic: &[String], title: Option<&str>) -> Vec<String> {
+        let mut words: BTreeSet<String> = topic.iter().cloned().collect();
+        words.extend(title.map(|t| self.topic(t)).unwrap_or_default());
+        words
+            .into_iter()
+            .filter(|w| !self.cue_words.contains(w))
+            .collect()
     }
 
     /// Whether two topics are on the same matter, the words in `besides` (the shared entity's
@@ -266,6 +315,7 @@ impl Rules {
             memory_type: memory.memory_type,
             temporal_type: memory.temporal_type,
             source_id: memory.source_id.clone(),
+            title: memory.title.clone(),
             t_valid: memory.t_valid,
             recorded_at: memory.recorded_at,
             topic: self.topic(&memory.text),
@@ -295,6 +345,9 @@ pub struct Facts {
     pub temporal_type: TemporalType,
     /// Its source.
     pub source_id: String,
+    /// Its source's title.
+    #[serde(default)]
+    pub title: Option<String>,
     /// When it was written.
     pub t_valid: Option<i64>,
     /// When it was recorded.

@@ -643,7 +643,11 @@ mod judged {
             ],
             &rules,
         );
-        assert_eq!(t, Default::default(), "within 2 % agrees");
+        assert_eq!(
+            (t.superseded.len(), t.contradictions.len(), t.supports),
+            (0, 0, vec![(0, 1)]),
+            "within 2 % agrees (and another source agreeing supports)"
+        );
         let t = timeline(
             &[
                 point("a", "m1", "s1", "1000", 1),
@@ -795,4 +799,239 @@ fn in_the_bundled_sample_the_open_on_call_question_blocks_the_runbook() {
             None
         )]
     );
+}
+
+/// A document of the bundled sample, titled and dated as the documents source reads it.
+fn sample(path: &str, title: &str, day: i64, body: &str) -> SourceVersion {
+    let mut s = source(path, SourceKind::Document, day, body);
+    s.title = Some(title.to_string());
+    s
+}
+
+const SAMPLE_SHEET: &str = include_str!("../../../samples/docs/plans/term-sheet-summary.md");
+const SAMPLE_MEMO: &str = include_str!("../../../samples/docs/meetings/2026-10-07-board-memo.md");
+
+#[test]
+fn in_the_bundled_sample_the_seed_round_figures_contradict_across_documents() {
+    // The term sheet names no entity in its figures ("Investment: €320K SAFE with a €2.2M
+    // valuation cap."): its claims have the title as subject. The memo's name Fjord Ventures.
+    // They meet on the matter: both contexts name Fjord Ventures.
+    let sheet = || {
+        sample(
+            "plans/term-sheet-summary.md",
+            "Term sheet summary (Fjord Ventures)",
+            12,
+            SAMPLE_SHEET,
+        )
+    };
+    let memo = || {
+        sample(
+            "meetings/2026-10-07-board-memo.md",
+            "Internal memo: seed round status",
+            7,
+            SAMPLE_MEMO,
+        )
+    };
+    let states = rounds(vec![
+        (ones(vec![sheet(), memo()]), vec![]),
+        (vec![(memo(), -1)], vec![]),
+        (vec![(memo(), 1)], vec![]),
+    ]);
+    let investment = "Investment: €320K SAFE with a €2.2M valuation cap.";
+    let seed = "The seed round is €200K on a SAFE at a €2.3M valuation cap, led by Fjord Ventures.";
+    let pair = [
+        (
+            "CONTRADICTS".to_string(),
+            investment.to_string(),
+            seed.to_string(),
+        ),
+        (
+            "CONTRADICTS".to_string(),
+            seed.to_string(),
+            investment.to_string(),
+        ),
+    ];
+    let contradictions = |elements: &[GraphElement]| -> Vec<(String, String, String)> {
+        links(elements)
+            .into_iter()
+            .filter(|(kind, ..)| kind == "CONTRADICTS")
+            .collect()
+    };
+    assert_eq!(contradictions(&states[0]), pair, "{:#?}", links(&states[0]));
+    let m = memories(&states[0]);
+    assert_eq!(m[investment].standing, Standing::Current);
+    assert_eq!(m[seed].standing, Standing::Current);
+    assert!(
+        contradictions(&states[1]).is_empty(),
+        "retracted with the memo"
+    );
+    assert_eq!(contradictions(&states[2]), pair, "and back with it");
+}
+
+#[test]
+fn claims_of_different_documents_meet_by_matter_only_when_their_contexts_share_it() {
+    // Two pitches of two companies: the same attribute, nothing shared but cue words.
+    let elements = graph(
+        vec![
+            sample("docs/acme.md", "Acme pitch", 1, "Investment: €320K SAFE."),
+            sample("docs/beta.md", "Beta pitch", 3, "Investment: €500K SAFE."),
+            // Two named companies never meet by matter.
+            sample(
+                "docs/c.md",
+                "Notes",
+                4,
+                "Acme Corp raised €250K from Fjord Ventures.",
+            ),
+            sample(
+                "docs/d.md",
+                "Notes",
+                5,
+                "Beta Labs raised €900K from Fjord Ventures.",
+            ),
+        ],
+        vec![],
+    );
+    assert!(
+        links(&elements).is_empty(),
+        "no pair: {:#?}",
+        links(&elements)
+    );
+}
+
+#[test]
+fn another_source_restating_a_claim_supports_it() {
+    let elements = graph(
+        vec![
+            source(
+                "docs/plan.md",
+                SourceKind::Document,
+                1,
+                "Project Atlas launches on June 3, 2027.",
+            ),
+            source(
+                "mail/ok",
+                SourceKind::Email,
+                4,
+                "Confirming the Project Atlas launch date: June 3, 2027.",
+            ),
+            source(
+                "chat/x",
+                SourceKind::Chat,
+                5,
+                "Project Atlas launch is June 10, 2027 I think.",
+            ),
+        ],
+        vec![],
+    );
+    let by_id: BTreeMap<&str, &str> = elements
+        .iter()
+        .filter_map(|e| match e {
+            GraphElement::Memory(m) => Some((m.id.as_str(), m.source_id.as_str())),
+            _ => None,
+        })
+        .collect();
+    let supports: Vec<(&str, &str)> = relation(&elements, "SUPPORTS")
+        .into_iter()
+        .map(|r| (by_id[r.from.as_str()], by_id[r.to.as_str()]))
+        .collect();
+    assert_eq!(
+        supports,
+        [("mail/ok", "docs/plan.md")],
+        "{:#?}",
+        links(&elements)
+    );
+}
+
+#[test]
+fn in_the_bundled_sample_adr_004_replaces_adr_001_and_its_header_is_no_statement() {
+    let adr1 = include_str!("../../../samples/docs/decisions/adr-001-kafka.md");
+    let adr4 = include_str!("../../../samples/docs/decisions/adr-004-managed-kafka.md");
+    let elements = graph(
+        vec![
+            sample("decisions/adr-001-kafka.md", "ADR 001", 1, adr1),
+            sample("decisions/adr-004-managed-kafka.md", "ADR 004", 20, adr4),
+        ],
+        vec![],
+    );
+    let source_of: BTreeMap<&str, &str> = elements
+        .iter()
+        .filter_map(|e| match e {
+            GraphElement::Source(n) => Some((n.id.as_str(), n.source_id.as_str())),
+            _ => None,
+        })
+        .collect();
+    let replaced: Vec<(&str, &str)> = relation(&elements, "SUPERSEDES")
+        .into_iter()
+        .filter_map(|r| {
+            Some((
+                *source_of.get(r.from.as_str())?,
+                *source_of.get(r.to.as_str())?,
+            ))
+        })
+        .collect();
+    assert_eq!(
+        replaced,
+        [(
+            "decisions/adr-004-managed-kafka.md",
+            "decisions/adr-001-kafka.md"
+        )]
+    );
+    // "Date: 2026-06-18" and "Deciders: …" are metadata of the source, not memory objects.
+    let texts: Vec<String> = memories(&elements).into_keys().collect();
+    assert!(texts.iter().all(|t| !t.contains("Deciders")), "{texts:#?}");
+}
+
+#[test]
+fn the_same_statement_in_another_source_is_linked_to_the_first_and_boilerplate_is_not() {
+    const SAID: &str = "The ingestion pipeline keeps every raw event for ninety days.";
+    const TEMPLATE: &str = "Items marked with (R) are required prior to targeting a release.";
+    let docs: Vec<SourceVersion> = (0..5)
+        .map(|i| {
+            let body = if i < 2 {
+                format!("{TEMPLATE}\n\n{SAID}")
+            } else {
+                TEMPLATE.to_string()
+            };
+            source(&format!("docs/{i}.md"), SourceKind::Document, i + 1, &body)
+        })
+        .collect();
+    let states = rounds(vec![
+        (ones(docs.clone()), vec![]),
+        (vec![(docs[0].clone(), -1)], vec![]),
+    ]);
+    let source_of = |elements: &[GraphElement]| -> BTreeMap<String, (String, String)> {
+        elements
+            .iter()
+            .filter_map(|e| match e {
+                GraphElement::Memory(m) => {
+                    Some((m.id.clone(), (m.source_id.clone(), m.text.clone())))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let copies = |elements: &[GraphElement]| -> Vec<(String, String, String)> {
+        let by_id = source_of(elements);
+        relation(elements, "SAME_STATEMENT")
+            .into_iter()
+            .map(|r| {
+                let (from, text) = by_id[&r.from].clone();
+                (from, by_id[&r.to].0.clone(), text)
+            })
+            .collect()
+    };
+    assert!(
+        relation(&states[0], "SUPPORTS").is_empty(),
+        "a copy is no evidence"
+    );
+    assert_eq!(
+        copies(&states[0]),
+        [(
+            "docs/1.md".to_string(),
+            "docs/0.md".to_string(),
+            SAID.to_string()
+        )],
+        "the template line is in five sources: boilerplate"
+    );
+    assert!(copies(&states[1]).is_empty(), "retracted with docs/0.md");
 }

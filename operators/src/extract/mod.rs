@@ -13,6 +13,7 @@
 
 pub mod aliases;
 pub mod choice;
+pub mod citations;
 pub mod claims;
 pub mod classify;
 pub mod cues;
@@ -402,6 +403,7 @@ impl Extractor {
             .map(|(key, role)| doclinks::DocLink {
                 tenant: source.tenant.clone(),
                 node_id: node.id.clone(),
+                source_id: source.source_id.clone(),
                 occurred_at: source.occurred_at,
                 recorded_at: source.recorded_at,
                 key,
@@ -1182,8 +1184,14 @@ where
     });
     let identities =
         crate::resolve::resolve_identities(sightings_for_resolution, verdicts, stated_aliases);
+    let memories = elements.clone().flat_map(|e| match e {
+        GraphElement::Memory(m) => Some(m),
+        _ => None,
+    });
+    let cited = citations::citation_edges(memories, doc_links.clone(), rules.clone());
     let all = elements
         .concat(document_supersessions(doc_links))
+        .concat(cited)
         .concat(entities)
         .concat(entity_relations)
         .concat(candidate_mentions)
