@@ -113,10 +113,23 @@ pub enum Command {
 pub enum EvalCommand {
     /// Supersession, contradiction and answered questions on a generated corpus (`epigraph
     /// gen`): precision/recall of the judged edges against its labels; prints JSON.
+    ///
+    /// With `--keps <dir>`: on the blind-labelled Kubernetes enhancement proposals
+    /// (`eval/epistemics/keps`), per relation at the document-pair level, for one split (read
+    /// the `test` split once, at the end of a change).
     Epistemics {
         /// The generated corpus folder.
+        #[arg(long, required_unless_present = "keps", conflicts_with = "keps")]
+        generated: Option<PathBuf>,
+        /// The labelled KEP set (`groups.jsonl`, `judged_pairs.jsonl`, `labels.jsonl`).
         #[arg(long)]
-        generated: PathBuf,
+        keps: Option<PathBuf>,
+        /// With `--keps`: the split, `dev` or `test`.
+        #[arg(long, default_value = "dev")]
+        split: String,
+        /// With `--keps`: the folder holding the KEPs (`<sig>/<number-name>/{README.md,kep.yaml}`).
+        #[arg(long, default_value = "tests/fixtures/keps/keps")]
+        kep_root: PathBuf,
     },
     /// Identity resolution on a generated corpus (`epigraph gen`): pairwise and B-cubed
     /// precision/recall/F1 of the resolved mentions, next to no resolution; prints JSON.
@@ -266,10 +279,24 @@ pub async fn execute(cli: Cli) -> Result<()> {
         }
         Command::Gen { dir, seed, scale } => generate::generate(&dir, seed, scale),
         Command::Eval {
-            what: EvalCommand::Epistemics { generated },
+            what:
+                EvalCommand::Epistemics {
+                    generated,
+                    keps,
+                    split,
+                    kep_root,
+                },
         } => {
-            let report =
-                crate::eval::epistemics::evaluate_epistemics(extractor(&config)?, &generated)?;
+            let extractor = extractor(&config)?;
+            let report = match (generated, keps) {
+                (Some(generated), _) => serde_json::to_value(
+                    crate::eval::epistemics::evaluate_epistemics(extractor, &generated)?,
+                )?,
+                (None, Some(keps)) => serde_json::to_value(crate::eval::keps::evaluate_keps(
+                    extractor, &keps, &kep_root, &split,
+                )?)?,
+                (None, None) => anyhow::bail!("give --generated <dir> or --keps <dir>"),
+            };
             println!("{}", serde_json::to_string_pretty(&report)?);
             Ok(())
         }
