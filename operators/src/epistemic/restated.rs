@@ -42,12 +42,10 @@ where
     memories
         .flat_map(move |m| {
             let text = normalised(&m.text);
-            (spec.enabled && text.split(' ').count() >= spec.min_words).then(|| {
-                (
-                    (m.tenant, text),
-                    (m.t_valid, m.recorded_at, m.source_id, m.id),
-                )
-            })
+            (spec.enabled && text.split(' ').count() >= spec.min_words).then_some((
+                (m.tenant, text),
+                (m.t_valid, m.recorded_at, m.source_id, m.id),
+            ))
         })
         .reduce(move |(tenant, _), input, out| {
             let sources: std::collections::BTreeSet<&str> =

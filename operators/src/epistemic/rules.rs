@@ -173,7 +173,7 @@ impl Rules {
 
     /// What a claim is about beyond its named subject: the topic words of its statement, and of
     /// its document's title when no entity is named as its subject, less the attributes' cue
-    /// words (see `[epistemics.matters]`).
+    /// words and values (see `[epistemics.matters]`).
     ///
     /// ```
     /// let rules = epigraph_operators::epistemic::Rules::bundled();
@@ -190,9 +190,10 @@ impl Rules {
     pub fn context_of(&self, topic: &[String], title: Option<&str>) -> Vec<String> {
         let mut words: BTreeSet<String> = topic.iter().cloned().collect();
         words.extend(title.map(|t| self.topic(t)).unwrap_or_default());
+        // Values ("320k", "2m") are what is claimed, not what it is about.
         words
             .into_iter()
-            .filter(|w| !self.cue_words.contains(w))
+            .filter(|w| !self.cue_words.contains(w) && !w.starts_with(|c: char| c.is_ascii_digit()))
             .collect()
     }
 

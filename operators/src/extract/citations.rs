@@ -74,7 +74,7 @@ impl CitationRules {
     /// let cites = rules.citations().unwrap();
     /// assert_eq!(
     ///     cites.keys("See KEP-753, PEP 8 and https://git.k8s.io/enhancements/keps/sig-node/2238-liveness-probe-grace-period."),
-    ///     [(4, "kep 753".to_string()), (13, "pep 8".to_string()), (51, "kep 2238".to_string())]
+    ///     [(4, "kep 753".to_string()), (13, "pep 8".to_string()), (55, "kep 2238".to_string())]
     /// );
     /// // A word that only looks like a family ("the 3 pep talks") is no key.
     /// assert!(cites.keys("uses 100 CPUs at 3 pep talks").is_empty());
