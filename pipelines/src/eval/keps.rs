@@ -255,8 +255,7 @@ pub fn evaluate_keps(
     }
     let memories = memory_types.values().sum();
     // Predicted document pairs per relation, with one statement pair behind each.
-    let mut predicted: BTreeMap<&str, BTreeMap<(String, String), (String, String)>> =
-        BTreeMap::new();
+    let mut predicted: BTreeMap<&str, DocPairs> = BTreeMap::new();
     for e in &graph {
         let GraphElement::Relation(r) = e else {
             continue;
@@ -283,7 +282,7 @@ pub fn evaluate_keps(
             .entry(key)
             .or_insert_with(|| (from_text.to_string(), to_text.to_string()));
     }
-    let combined: BTreeMap<(String, String), (String, String)> = ["SUPPORTS", "BASED_ON"]
+    let combined: DocPairs = ["SUPPORTS", "BASED_ON"]
         .iter()
         .filter_map(|r| predicted.get(r))
         .flat_map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())))
@@ -372,6 +371,10 @@ pub fn evaluate_keps(
         relations,
     })
 }
+
+/// Predicted document pairs `(from, to)`, each with one statement pair `(from text, to text)`
+/// that drew it.
+type DocPairs = BTreeMap<(String, String), (String, String)>;
 
 fn unordered(a: &str, b: &str) -> (String, String) {
     if a <= b {
