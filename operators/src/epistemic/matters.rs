@@ -33,7 +33,8 @@ use super::rules::Rules;
 pub struct MatterPoint {
     /// The claim.
     pub point: ClaimPoint,
-    /// Its subject key (an entity id, or `title:`/`source:` when none is named).
+    /// Its subject key (an entity id, or `title:` when none is named; claims on a recurring
+    /// topic, `source:`, never take part).
     pub subject: String,
     /// Whether the subject is a named entity.
     pub named: bool,

@@ -267,9 +267,10 @@ where
     // Claims, per matter (see `matters`): blocked by (tenant, attribute, unit, context word).
     let matter_rules = rules.clone();
     let enabled = rules.spec().matters.enabled;
+    // A recurring topic's claims (`source:` subjects) stay within their own source, here too.
     let by_matter = points
         .clone()
-        .filter(move |_| enabled)
+        .filter(move |(subject, _)| enabled && !subject.starts_with("source:"))
         .flat_map(
             |(subject, (key, point, (tenant, _), (named, context, says_update)))| {
                 let matter = MatterPoint {
