@@ -933,7 +933,7 @@ impl Merged {
             typer: match self.typer {
                 Some(file) if file.enabled => Some(
                     crate::extract::typer::Typer::from_spec(file)
-                        .map_err(OntologyError::Invalid)?,
+                        .map_err(|e| OntologyError::Invalid(e.to_string()))?,
                 ),
                 _ => None,
             },

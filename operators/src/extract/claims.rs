@@ -71,7 +71,7 @@ impl ClaimReader {
                             .then(|| a.cues.iter().map(|c| c.to_lowercase()).collect());
                         (a.name.clone(), a.value, cues, phrases)
                     })
-                    .map_err(OntologyError::Invalid)
+                    .map_err(|e| OntologyError::Invalid(e.to_string()))
             })
             .collect::<Result<_, _>>()?;
         Ok(ClaimReader {

@@ -47,7 +47,8 @@ pub struct Classifier {
 impl Classifier {
     /// Compiles the ontology's cues.
     pub fn new(ontology: &Ontology) -> Result<Self, OntologyError> {
-        let compile = |cues: &[String]| CueSet::new(cues).map_err(OntologyError::Invalid);
+        let compile =
+            |cues: &[String]| CueSet::new(cues).map_err(|e| OntologyError::Invalid(e.to_string()));
         let types = ontology
             .types
             .iter()

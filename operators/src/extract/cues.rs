@@ -15,6 +15,19 @@ pub struct CueSet {
     weights: Vec<u32>,
 }
 
+/// Why a cue list could not be compiled.
+#[derive(Debug, thiserror::Error)]
+pub enum CueError {
+    /// A `re:` cue is not a valid regular expression.
+    #[error("cue {cue:?}: {source}")]
+    Regex {
+        /// The cue as written (its weight prefix removed, `re:` kept).
+        cue: String,
+        /// Why the pattern does not compile.
+        source: regex::Error,
+    },
+}
+
 /// A cue found in a text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CueMatch {
@@ -36,7 +49,7 @@ impl CueSet {
     /// assert_eq!(cues.distinct("So We Decided: ship?"), vec![0, 1]);
     /// assert!(cues.distinct("mustard").is_empty());
     /// ```
-    pub fn new(cues: &[String]) -> Result<Self, String> {
+    pub fn new(cues: &[String]) -> Result<Self, CueError> {
         let mut literals = Vec::new();
         let mut literal_ids = Vec::new();
         let mut regexes = Vec::new();
@@ -48,7 +61,10 @@ impl CueSet {
                 let re = RegexBuilder::new(pattern)
                     .case_insensitive(true)
                     .build()
-                    .map_err(|e| format!("cue {cue:?}: {e}"))?;
+                    .map_err(|source| CueError::Regex {
+                        cue: cue.to_string(),
+                        source,
+                    })?;
                 regexes.push((i, re));
             } else if !cue.trim().is_empty() {
                 literals.push(cue.to_lowercase());

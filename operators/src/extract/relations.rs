@@ -49,8 +49,10 @@ impl RelationReader {
                     rel_type: r.rel_type(),
                     from: r.from.clone(),
                     to: r.to.clone(),
-                    active: CueSet::new(&r.cues).map_err(OntologyError::Invalid)?,
-                    passive: CueSet::new(&r.passive_cues).map_err(OntologyError::Invalid)?,
+                    active: CueSet::new(&r.cues)
+                        .map_err(|e| OntologyError::Invalid(e.to_string()))?,
+                    passive: CueSet::new(&r.passive_cues)
+                        .map_err(|e| OntologyError::Invalid(e.to_string()))?,
                     temporal: r.temporal,
                 })
             })

@@ -287,6 +287,52 @@ pub fn rule_features(scores: &[u32; 9]) -> [f64; 9] {
     scores.map(|s| f64::from(s).ln_1p())
 }
 
+/// Why a `[typer]` table does not make a typer.
+#[derive(Debug, thiserror::Error)]
+pub enum TyperError {
+    /// A class is neither one of the nine types nor `NOISE`.
+    #[error("[typer] class {0:?} is not a type or NOISE")]
+    UnknownClass(String),
+    /// Fewer than two classes, or a hashing dimension of 0.
+    #[error("[typer] needs at least two classes and a dimension")]
+    TooSmall {
+        /// Number of classes.
+        classes: usize,
+        /// Hashing dimension.
+        dim: u32,
+    },
+    /// `bias` or `rule` does not have one value per class (and `rule` one row per type).
+    #[error("[typer] bias must have {classes} values and rule 9 rows of {classes}")]
+    Shape {
+        /// Number of classes.
+        classes: usize,
+    },
+    /// A row does not start with a feature index below the dimension.
+    #[error("[typer] row {row:?}: bad feature index")]
+    BadIndex {
+        /// The row as written.
+        row: String,
+    },
+    /// A weight of a row is not a number.
+    #[error("[typer] row {row:?}: {source}")]
+    BadWeight {
+        /// The row as written.
+        row: String,
+        /// Why the weight does not parse.
+        source: std::num::ParseFloatError,
+    },
+    /// A row does not have one weight per class.
+    #[error("[typer] row {row:?}: expected {expected} weights")]
+    WeightCount {
+        /// The row as written.
+        row: String,
+        /// Number of classes.
+        expected: usize,
+        /// Weights found.
+        found: usize,
+    },
+}
+
 /// A trained linear model over the features above (see `ontology/typer.toml`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Typer {
@@ -355,7 +401,7 @@ impl Typer {
     }
 
     /// Parses the `[typer]` table of an ontology file.
-    pub fn from_spec(spec: TyperFile) -> Result<Self, String> {
+    pub fn from_spec(spec: TyperFile) -> Result<Self, TyperError> {
         let classes = spec
             .classes
             .iter()
@@ -365,18 +411,19 @@ impl Typer {
                 } else {
                     crate::ontology::parse_type(c)
                         .map(Some)
-                        .ok_or_else(|| format!("[typer] class {c:?} is not a type or NOISE"))
+                        .ok_or_else(|| TyperError::UnknownClass(c.clone()))
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
         let n = classes.len();
         if n < 2 || spec.dim == 0 {
-            return Err("[typer] needs at least two classes and a dimension".into());
+            return Err(TyperError::TooSmall {
+                classes: n,
+                dim: spec.dim,
+            });
         }
         if spec.bias.len() != n || spec.rule.len() != 9 || spec.rule.iter().any(|r| r.len() != n) {
-            return Err(format!(
-                "[typer] bias must have {n} values and rule 9 rows of {n}"
-            ));
+            return Err(TyperError::Shape { classes: n });
         }
         let mut hashed = vec![0.0; spec.dim as usize * n];
         for row in &spec.rows {
@@ -385,13 +432,20 @@ impl Typer {
                 .next()
                 .and_then(|f| f.parse().ok())
                 .filter(|i| *i < spec.dim as usize)
-                .ok_or_else(|| format!("[typer] row {row:?}: bad feature index"))?;
+                .ok_or_else(|| TyperError::BadIndex { row: row.clone() })?;
             let weights = fields
                 .map(|f| f.parse::<f64>())
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("[typer] row {row:?}: {e}"))?;
+                .map_err(|source| TyperError::BadWeight {
+                    row: row.clone(),
+                    source,
+                })?;
             if weights.len() != n {
-                return Err(format!("[typer] row {row:?}: expected {n} weights"));
+                return Err(TyperError::WeightCount {
+                    row: row.clone(),
+                    expected: n,
+                    found: weights.len(),
+                });
             }
             hashed[index * n..(index + 1) * n].copy_from_slice(&weights);
         }
