@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference vectors for the Rust embedder (connectors/src/embed/embedder.rs), without torch.
+"""Reference vectors for the Rust embedder (sinks/src/embed/embedder.rs), without torch.
 
 Usage: reference.py [--model-dir DIR] [--out FILE] [--check]
 
@@ -21,7 +21,7 @@ sentence-transformers strips each text before tokenizing; that is done here too.
 encoded alone (no padding), in float64, so the result is the exact function the float32 models
 approximate. The weights are read with safetensors' NumPy API.
 
-Writes connectors/tests/fixtures/minilm_reference.json (sentences and 384-d vectors rounded to 6
+Writes sinks/tests/fixtures/minilm_reference.json (sentences and 384-d vectors rounded to 6
 decimals). Before writing, it asserts the sanity checks: paraphrase vs unrelated cosine and six
 cosines published by sentence-transformers for this model; --check only prints them.
 """
@@ -171,7 +171,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model-dir", type=Path, default=default_model_dir())
     root = Path(__file__).resolve().parents[2]
-    parser.add_argument("--out", type=Path, default=root / "connectors/tests/fixtures/minilm_reference.json")
+    parser.add_argument("--out", type=Path, default=root / "sinks/tests/fixtures/minilm_reference.json")
     parser.add_argument("--check", action="store_true", help="print the sanity checks only")
     args = parser.parse_args()
 

@@ -6,14 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
-use epigraph_connectors::docs::DocsConfig;
-use epigraph_connectors::embed::EmbedConfig;
-use epigraph_connectors::ics::IcsConfig;
-use epigraph_connectors::kafka::KafkaConfig;
-use epigraph_connectors::lance::LanceConfig;
-use epigraph_connectors::mail::MailConfig;
-use epigraph_connectors::neo4j::Neo4jConfig;
-use epigraph_connectors::slack::SlackConfig;
+use epigraph_sources::docs::DocsConfig;
+use epigraph_sinks::embed::EmbedConfig;
+use epigraph_sources::ics::IcsConfig;
+use epigraph_sources::kafka::KafkaConfig;
+use epigraph_sinks::lance::LanceConfig;
+use epigraph_sources::mail::MailConfig;
+use epigraph_sinks::neo4j::Neo4jConfig;
+use epigraph_sources::slack::SlackConfig;
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -285,7 +285,7 @@ impl EpigraphConfig {
     pub fn state_dir(&self) -> PathBuf {
         self.state_dir
             .clone()
-            .unwrap_or_else(|| epigraph_connectors::embed::default_home().join("state"))
+            .unwrap_or_else(|| epigraph_sinks::embed::default_home().join("state"))
     }
 }
 

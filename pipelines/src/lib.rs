@@ -1,6 +1,7 @@
 //! The `epigraph` binary's library: configuration, CLI commands, the dataflow runtime and the
 //! query service. Business logic lives in `epigraph-operators` (pure) and
-//! `epigraph-connectors` (I/O); this crate wires them together.
+//! `epigraph-sources` (files and Kafka) and `epigraph-sinks` (Neo4j, LanceDB, the embedder);
+//! this crate wires them together.
 //!
 //! - [`config`]: `epigraph.toml` + `EPIGRAPH_*` variables.
 //! - [`cli`]: the subcommands (`ingest`, `run`, `serve`, `schemas`, `eval`).

@@ -6,6 +6,8 @@
 //! - [`codec`]: Avro single-object encoding (marker `C3 01` + the writer schema's 64-bit Rabin
 //!   fingerprint + the datum) and decoding that resolves the writer schema against the reader's.
 //! - [`topics`]: topic names and the Kafka key format shared by producers and consumers.
+//! - [`feedback`], [`changes`]: the feedback topic's records and the change notices.
+//! - [`fault`]: whose fault a failure is ([`Fault`]), and the wall clock in ms ([`now_millis`]).
 //!
 //! The `.avsc` files under `avsc/` are the source of truth; the Rust types mirror them and the
 //! tests round-trip every record and read data written with every previous schema version.
@@ -13,10 +15,12 @@
 pub mod changes;
 pub mod codec;
 pub mod event;
+pub mod fault;
 pub mod feedback;
 pub mod records;
 pub mod topics;
 
 pub use codec::{CodecError, decode_event, encode_event, schema_files};
+pub use fault::{Fault, now_millis};
 pub use event::{Link, Op, Party, SourceEvent, SourceKind};
 pub use records::{Attendee, CalendarEvent, ChatMessage, DocumentFile, EmailMessage};

@@ -13,9 +13,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use epigraph_connectors::kafka::KafkaConfig;
-use epigraph_connectors::lance::{LanceConfig, LanceSink};
-use epigraph_connectors::neo4j::{Neo4jConfig, connect_graph};
+use epigraph_sources::kafka::KafkaConfig;
+use epigraph_sinks::lance::{LanceConfig, LanceSink};
+use epigraph_sinks::neo4j::{Neo4jConfig, connect_graph};
 
 static SERIAL: LazyLock<tokio::sync::Mutex<()>> = LazyLock::new(|| tokio::sync::Mutex::new(()));
 
@@ -73,7 +73,7 @@ pub struct TestEnv {
 impl TestEnv {
     /// A new environment with a unique tenant.
     pub fn new(prefix: &str) -> Self {
-        let home = epigraph_connectors::embed::default_home();
+        let home = epigraph_sinks::embed::default_home();
         let tenant = unique_tenant(prefix);
         TestEnv {
             dir: tempfile::tempdir().expect("tempdir"),
@@ -203,7 +203,7 @@ impl Drop for TestEnv {
                 .enable_all()
                 .build()
                 .expect("runtime");
-            runtime.block_on(epigraph_connectors::kafka::delete_topics(&kafka))
+            runtime.block_on(epigraph_sources::kafka::delete_topics(&kafka))
         })
         .join();
     }
@@ -289,9 +289,9 @@ pub fn http_post(url: &str, token: Option<&str>, body: &str) -> (u16, serde_json
 pub async fn find_dead_letter(
     env: &TestEnv,
     what: &str,
-    wanted: impl Fn(&epigraph_connectors::kafka::DeadLetter) -> bool,
-) -> epigraph_connectors::kafka::DeadLetter {
-    use epigraph_connectors::kafka::{EventConsumer, Polled};
+    wanted: impl Fn(&epigraph_sources::kafka::DeadLetter) -> bool,
+) -> epigraph_sources::kafka::DeadLetter {
+    use epigraph_sources::kafka::{EventConsumer, Polled};
     let config = KafkaConfig {
         group_id: unique_tenant("tests-dlq"),
         ..env.kafka.clone()

@@ -4,7 +4,7 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use epigraph_connectors::kafka::{EventConsumer, KafkaConfig, Polled};
+use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_schemas::{Op, SourceKind, decode_event};
 use epigraph_tests::{TestEnv, serial, unique_tenant};
 

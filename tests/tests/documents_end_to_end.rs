@@ -8,11 +8,11 @@ const HIRING: &str = "# Hiring plan\n\nThe platform team will hire two backend e
 async fn lance_texts(env: &TestEnv) -> Vec<(String, String)> {
     let lance = env.lance().await;
     let hits = lance
-        .search(&epigraph_connectors::lance::SearchRequest {
+        .search(&epigraph_sinks::lance::SearchRequest {
             query: "budget hiring engineers marketing platform".into(),
             k: 100,
             tenant: env.tenant.clone(),
-            mode: epigraph_connectors::lance::SearchMode::Text,
+            mode: epigraph_sinks::lance::SearchMode::Text,
             types: Vec::new(),
             candidates: None,
         })

@@ -3,7 +3,7 @@
 //! joins two projects (their budgets now contradict each other), withdrawing it restores the
 //! graph, and a malformed feedback record is dead-lettered without stopping the run.
 
-use epigraph_connectors::kafka::EventProducer;
+use epigraph_sources::kafka::EventProducer;
 use epigraph_tests::corpus::{DAY, MEMO, PLANNED, SHEET, SLIPPED, T0, authored as event};
 use epigraph_tests::{
     TestEnv, find_dead_letter, ingest, last_json_line, neo4j, neo4j_count, serial,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use epigraph_connectors::kafka::{EventConsumer, KafkaConfig, Polled};
+use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_schemas::SourceKind;
 use epigraph_tests::{TestEnv, find_dead_letter, ingest, last_json_line, serial, unique_tenant};
 

@@ -462,7 +462,7 @@ async fn the_query_service_answers_agents_and_analysts_from_the_real_stores() {
     assert_eq!(status, 200);
     let spec = env.dir.path().join("openapi.json");
     std::fs::write(&spec, openapi.to_string()).expect("spec");
-    let python = epigraph_connectors::embed::default_home().join("venv/bin/python");
+    let python = epigraph_sinks::embed::default_home().join("venv/bin/python");
     assert!(
         python.exists(),
         "{} is missing: run deploy/local/python.sh",

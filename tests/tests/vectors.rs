@@ -8,8 +8,8 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use epigraph_connectors::embed::{EmbedConfig, Embedder};
-use epigraph_connectors::lance::{LanceConfig, LanceSink, SearchMode, SearchRequest};
+use epigraph_sinks::embed::{EmbedConfig, Embedder};
+use epigraph_sinks::lance::{LanceConfig, LanceSink, SearchMode, SearchRequest};
 use epigraph_tests::{TestEnv, last_json_line, metric_sample, scrape_metrics, serial};
 
 const ATLAS: &str = "# Atlas\n\nWe decided to ship Project Atlas in June.\n\n\

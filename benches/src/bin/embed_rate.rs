@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use clap::Parser;
-use epigraph_connectors::embed::{EmbedConfig, EmbedKind, Embedder};
+use epigraph_sinks::embed::{EmbedConfig, EmbedKind, Embedder};
 
 /// Options of the load run.
 #[derive(Debug, Parser)]

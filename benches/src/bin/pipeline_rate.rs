@@ -42,10 +42,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use epigraph::config::EpigraphConfig;
-use epigraph_connectors::embed::Embedder;
-use epigraph_connectors::kafka::{EventProducer, KafkaConfig, delete_topics, ensure_topics};
-use epigraph_connectors::lance::{LanceConfig, LanceSink, MemoryRow};
-use epigraph_connectors::neo4j::{GraphBatch, Neo4jSink, NodeWrite, PropValue};
+use epigraph_sinks::embed::Embedder;
+use epigraph_sources::kafka::{EventProducer, KafkaConfig, delete_topics, ensure_topics};
+use epigraph_sinks::lance::{LanceConfig, LanceSink, MemoryRow};
+use epigraph_sinks::neo4j::{GraphBatch, Neo4jSink, NodeWrite, PropValue};
 use futures::TryStreamExt;
 use lancedb::arrow::arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, new_null_array};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
@@ -873,7 +873,7 @@ async fn freshness_measure(
         })
     };
 
-    let now = epigraph_connectors::now_millis();
+    let now = epigraph_schemas::now_millis();
     let interval = Duration::from_secs_f64(1.0 / args.fresh_rate.max(0.1));
     let run_tag = std::process::id();
     let started = Instant::now();
@@ -1141,7 +1141,7 @@ async fn main() -> Result<()> {
 
     let result = json!({
         "benchmark": "pipeline-rate",
-        "date_utc_unix": epigraph_connectors::now_millis() / 1000,
+        "date_utc_unix": epigraph_schemas::now_millis() / 1000,
         "machine": machine,
         "profile": if cfg!(debug_assertions) { "debug (dev profile: workspace crates opt-level 0, dependencies 1)" } else { "release" },
         "parameters": {

@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
-use epigraph_connectors::Scan;
-use epigraph_connectors::docs::{DocsConfig, Manifest, scan_folder};
-use epigraph_connectors::kafka::{EventProducer, KafkaConfig, delete_topics, ensure_topics};
+use epigraph_sources::Scan;
+use epigraph_sources::docs::{DocsConfig, Manifest, scan_folder};
+use epigraph_sources::kafka::{EventProducer, KafkaConfig, delete_topics, ensure_topics};
 use epigraph_gen::labels::Event;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -238,7 +238,7 @@ fn write_input(source: Source, dir: &Path, events: &[Event]) -> Result<()> {
 
 /// What `epigraph ingest <source>` reads from the input.
 fn read_input(source: Source, dir: &Path) -> Result<Scan> {
-    let now = epigraph_connectors::now_millis();
+    let now = epigraph_schemas::now_millis();
     Ok(match source {
         Source::Docs => {
             let scan = scan_folder(
@@ -263,22 +263,22 @@ fn read_input(source: Source, dir: &Path) -> Result<Scan> {
             }
             scan
         }
-        Source::Mail => epigraph_connectors::mail::read_mbox(
+        Source::Mail => epigraph_sources::mail::read_mbox(
             &dir.join("bench.mbox"),
             "bench",
             &Default::default(),
             1024,
         )?,
         Source::Ics => {
-            let config = epigraph_connectors::ics::IcsConfig {
+            let config = epigraph_sources::ics::IcsConfig {
                 window_start: Some("2025-01-01".into()),
                 window_end: Some("2028-01-01".into()),
                 ..Default::default()
             };
-            epigraph_connectors::ics::read_ics(dir, "bench", &config, 1024, now)?
+            epigraph_sources::ics::read_ics(dir, "bench", &config, 1024, now)?
         }
         Source::Slack => {
-            epigraph_connectors::slack::read_slack_export(dir, "bench", &Default::default(), 1024)?
+            epigraph_sources::slack::read_slack_export(dir, "bench", &Default::default(), 1024)?
         }
     })
 }

@@ -22,7 +22,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use epigraph::config::EpigraphConfig;
-use epigraph_connectors::lance::{LanceSink, SearchMode, SearchRequest};
+use epigraph_sinks::lance::{LanceSink, SearchMode, SearchRequest};
 
 #[derive(Debug, Parser)]
 #[command(about = "Latency of /v1/search and /v1/context under concurrency, next to raw LanceDB")]
@@ -67,7 +67,7 @@ fn synthetic_vector(text: &str) -> Vec<f32> {
     let mut state = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
     });
-    let mut v: Vec<f32> = (0..epigraph_connectors::embed::DIMENSIONS)
+    let mut v: Vec<f32> = (0..epigraph_sinks::embed::DIMENSIONS)
         .map(|_| {
             state ^= state << 13;
             state ^= state >> 7;
@@ -138,7 +138,7 @@ where
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<()> {
     let args = Args::parse();
-    let home = epigraph_connectors::embed::default_home();
+    let home = epigraph_sinks::embed::default_home();
     let lance_dir = args
         .lance_dir
         .clone()
@@ -225,7 +225,7 @@ async fn main() -> Result<()> {
     tokio::spawn(async move { axum::serve(listener, epigraph::serve::router(state)).await });
     let lance = LanceSink::open(
         &config.lancedb,
-        Some(Arc::new(epigraph_connectors::embed::Embedder::load(
+        Some(Arc::new(epigraph_sinks::embed::Embedder::load(
             &config.model,
         )?)),
     )

@@ -14,7 +14,7 @@ use std::io::{BufRead, BufReader, Split};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use epigraph_connectors::kafka::{DeadLetter, EventProducer, ensure_topics};
+use epigraph_sources::kafka::{DeadLetter, EventProducer, ensure_topics};
 use epigraph_schemas::{Op, SourceEvent};
 
 use super::ingest::progress_bar;
@@ -58,7 +58,7 @@ impl Iterator for EventLines {
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let now = epigraph_connectors::now_millis();
+            let now = epigraph_schemas::now_millis();
             match parse_event(&raw, &self.tenant, now) {
                 Ok(mut event) => {
                     let version = hash((&event.version, event.op == Op::Delete));
@@ -88,7 +88,7 @@ impl Iterator for EventLines {
 
 /// Publish every valid line of `path`, dead-letter the others, print the JSON summary.
 pub async fn ingest_events(config: &EpigraphConfig, path: &Path, tenant: &str) -> Result<()> {
-    epigraph_connectors::scan::check_tenant(tenant)?;
+    epigraph_sources::scan::check_tenant(tenant)?;
     let open = || File::open(path).with_context(|| format!("reading {}", path.display()));
     let total = BufReader::with_capacity(1 << 20, open()?)
         .split(b'\n')

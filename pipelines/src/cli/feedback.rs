@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use epigraph_connectors::kafka::{EventProducer, ensure_topics};
+use epigraph_sources::kafka::{EventProducer, ensure_topics};
 use epigraph_schemas::feedback::{Feedback, IdentityVerdict};
 
 use crate::config::EpigraphConfig;

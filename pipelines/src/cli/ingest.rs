@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use epigraph_connectors::Scan;
-use epigraph_connectors::docs::{Manifest, scan_folder};
-use epigraph_connectors::kafka::{EventProducer, PublishReport, ensure_topics};
+use epigraph_sources::Scan;
+use epigraph_sources::docs::{Manifest, scan_folder};
+use epigraph_sources::kafka::{EventProducer, PublishReport, ensure_topics};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::EpigraphConfig;
@@ -132,19 +132,19 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
         }
         IngestSource::Slack { dir, tenant } => {
             let scan =
-                epigraph_connectors::slack::read_slack_export(&dir, &tenant, &config.slack, max)?;
+                epigraph_sources::slack::read_slack_export(&dir, &tenant, &config.slack, max)?;
             publish_scan(config, "slack", &dir, &tenant, scan).await
         }
         IngestSource::Mbox { path, tenant } => {
-            let scan = epigraph_connectors::mail::read_mbox(&path, &tenant, &config.mail, max)?;
+            let scan = epigraph_sources::mail::read_mbox(&path, &tenant, &config.mail, max)?;
             publish_scan(config, "mbox", &path, &tenant, scan).await
         }
         IngestSource::Eml { path, tenant } => {
-            let scan = epigraph_connectors::mail::read_eml(&path, &tenant, &config.mail, max)?;
+            let scan = epigraph_sources::mail::read_eml(&path, &tenant, &config.mail, max)?;
             publish_scan(config, "eml", &path, &tenant, scan).await
         }
         IngestSource::Maildir { path, tenant } => {
-            let scan = epigraph_connectors::mail::read_maildir(&path, &tenant, &config.mail, max)?;
+            let scan = epigraph_sources::mail::read_maildir(&path, &tenant, &config.mail, max)?;
             publish_scan(config, "maildir", &path, &tenant, scan).await
         }
         IngestSource::Ics {
@@ -156,15 +156,15 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
             let mut ics = config.ics.clone();
             ics.window_start = window_start.or(ics.window_start);
             ics.window_end = window_end.or(ics.window_end);
-            let now = epigraph_connectors::now_millis();
-            let scan = epigraph_connectors::ics::read_ics(&path, &tenant, &ics, max, now)?;
+            let now = epigraph_schemas::now_millis();
+            let scan = epigraph_sources::ics::read_ics(&path, &tenant, &ics, max, now)?;
             publish_scan(config, "ics", &path, &tenant, scan).await
         }
         IngestSource::Events { file, tenant } => {
             super::events::ingest_events(config, &file, &tenant).await
         }
         IngestSource::Beir { dir, tenant } => {
-            let scan = epigraph_connectors::beir::read_corpus(&dir, &tenant, max)?;
+            let scan = epigraph_sources::beir::read_corpus(&dir, &tenant, max)?;
             publish_scan(config, "beir", &dir, &tenant, scan).await
         }
     }

@@ -209,7 +209,7 @@ pub async fn execute(cli: Cli) -> Result<()> {
         Command::Feedback { action } => feedback::feedback(&config, action).await,
         Command::Rebuild { tenant } => {
             if let Some(tenant) = &tenant {
-                epigraph_connectors::scan::check_tenant(tenant)?;
+                epigraph_sources::scan::check_tenant(tenant)?;
             }
             let cleared = crate::runtime::clear_views(&config, tenant.as_deref()).await?;
             let report = run(config, RunOptions { until_idle: true }).await?;
@@ -317,7 +317,7 @@ pub async fn execute(cli: Cli) -> Result<()> {
             }
             let baseline_python = (baseline || python.is_some()).then(|| {
                 python.unwrap_or_else(|| {
-                    epigraph_connectors::embed::default_home().join("venv/bin/python")
+                    epigraph_sinks::embed::default_home().join("venv/bin/python")
                 })
             });
             let options = crate::eval::retrieval::RetrievalOptions {

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use epigraph_connectors::docs::declared_date;
+use epigraph_sources::docs::declared_date;
 use epigraph_operators::{Extractor, GraphElement, SourceVersion};
 use epigraph_schemas::SourceKind;
 use serde::{Deserialize, Serialize};

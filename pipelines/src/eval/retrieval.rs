@@ -381,10 +381,10 @@ pub async fn evaluate_retrieval(
 ) -> Result<RetrievalReport> {
     let set = BeirSet::load(dir)?;
     let tenant = options.tenant.clone().unwrap_or_else(|| fresh_tenant(dir));
-    epigraph_connectors::scan::check_tenant(&tenant)?;
+    epigraph_sources::scan::check_tenant(&tenant)?;
     let started = std::time::Instant::now();
     if !options.skip_ingest {
-        let scan = epigraph_connectors::beir::read_corpus(
+        let scan = epigraph_sources::beir::read_corpus(
             dir,
             &tenant,
             config.kafka.dead_letter_max_bytes,

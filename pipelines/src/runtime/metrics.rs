@@ -225,7 +225,7 @@ impl RunMetrics {
 /// The vector lag, embeddings and cache hits of the LanceDB sink.
 ///
 /// ```
-/// use epigraph_connectors::lance::VectorObserver;
+/// use epigraph_sinks::lance::VectorObserver;
 /// use std::time::Duration;
 /// let metrics = epigraph::runtime::metrics::RunMetrics::default();
 /// metrics.backlog(12, Duration::from_millis(1500));
@@ -238,7 +238,7 @@ impl RunMetrics {
 /// assert!(text.contains("epigraph_vectors_reused_total 4"));
 /// assert!(text.contains("epigraph_embed_batch_seconds_count 1"));
 /// ```
-impl epigraph_connectors::lance::VectorObserver for RunMetrics {
+impl epigraph_sinks::lance::VectorObserver for RunMetrics {
     fn backlog(&self, rows: usize, oldest: Duration) {
         self.vector_pending.set(rows as i64);
         self.vector_lag_seconds

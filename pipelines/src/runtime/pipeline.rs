@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use epigraph_connectors::embed::Embedder;
-use epigraph_connectors::kafka::{
+use epigraph_sinks::embed::Embedder;
+use epigraph_sources::kafka::{
     DeadLetter, EventConsumer, EventProducer, Polled, RawMessage, ensure_topics,
 };
-use epigraph_connectors::lance::{LanceSink, VectorFiller};
-use epigraph_connectors::neo4j::Neo4jSink;
+use epigraph_sinks::lance::{LanceSink, VectorFiller};
+use epigraph_sinks::neo4j::Neo4jSink;
 use epigraph_operators::priority::{Now, Usage};
 use epigraph_operators::resolve::Verdict;
 use epigraph_operators::{Extractor, SourceVersion, net_changes};

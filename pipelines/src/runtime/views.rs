@@ -2,9 +2,9 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use epigraph_connectors::ConnectorError;
-use epigraph_connectors::lance::{ChunkRow, Chunking, LanceSink, MemoryRow};
-use epigraph_connectors::neo4j::{
+use epigraph_sinks::SinkError;
+use epigraph_sinks::lance::{ChunkRow, Chunking, LanceSink, MemoryRow};
+use epigraph_sinks::neo4j::{
     GraphBatch, Neo4jSink, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite,
 };
 use epigraph_operators::{GraphElement, MemoryObject, NodePriority, SinkChanges, SourceVersion};
@@ -109,7 +109,7 @@ impl SinkWrites {
         &self,
         neo4j: &Neo4jSink,
         lance: &LanceSink,
-    ) -> Result<(std::time::Duration, std::time::Duration), ConnectorError> {
+    ) -> Result<(std::time::Duration, std::time::Duration), SinkError> {
         let timed = |started: std::time::Instant| started.elapsed();
         let (graph, rows) = tokio::try_join!(
             async {
@@ -148,7 +148,7 @@ pub async fn reconcile_chunks<'a>(
     chunking: Chunking,
     lance: &LanceSink,
     writes: &mut SinkWrites,
-) -> Result<(), ConnectorError> {
+) -> Result<(), SinkError> {
     let have = lance.chunk_state().await?;
     let mut wanted = HashSet::new();
     for version in live {
@@ -169,7 +169,7 @@ pub async fn reconcile(
     desired: &[GraphElement],
     neo4j: &Neo4jSink,
     lance: &LanceSink,
-) -> Result<SinkWrites, ConnectorError> {
+) -> Result<SinkWrites, SinkError> {
     let (graph_state, lance_state) = tokio::try_join!(neo4j.state(), lance.state())?;
     let mut writes = SinkWrites::default();
     let mut wanted_nodes = HashSet::new();

@@ -6,8 +6,8 @@ use std::collections::{HashMap, HashSet};
 
 use axum::Json;
 use axum::extract::{Extension, Path, Query, State};
-use epigraph_connectors::lance::{SearchHit, SearchMode, SearchRequest};
-use epigraph_connectors::neo4j::{
+use epigraph_sinks::lance::{SearchHit, SearchMode, SearchRequest};
+use epigraph_sinks::neo4j::{
     ContradictionPair, EntityCard, Hop, MemoryCard, NodeView, Subgraph,
 };
 use serde::{Deserialize, Serialize};
@@ -500,7 +500,7 @@ impl Relevance {
     ///
     /// ```
     /// use epigraph::serve::api::Relevance;
-    /// use epigraph_connectors::lance::{SearchHit, SearchMode};
+    /// use epigraph_sinks::lance::{SearchHit, SearchMode};
     /// let hit = |id: &str, bm25: Option<f32>, cosine: Option<f32>| SearchHit {
     ///     id: id.into(), source_id: id.into(), memory_type: "EVIDENCE".into(), title: None,
     ///     text: String::new(), score: 0.0, bm25, cosine, text_rank: None, vector_rank: None };
@@ -1310,7 +1310,7 @@ pub async fn traverse(
                 .traverse(&tenant, start, &hops, limit)
                 .await
                 .map_err(|e| match e {
-                    epigraph_connectors::ConnectorError::Config(m) => ApiError::bad_request(m),
+                    epigraph_sinks::SinkError::Config(m) => ApiError::bad_request(m),
                     other => other.into(),
                 })?,
         );
@@ -1328,7 +1328,7 @@ pub async fn traverse(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use epigraph_connectors::neo4j::EdgeRef;
+    use epigraph_sinks::neo4j::EdgeRef;
 
     fn ranked(id: &str, source: &str, occurred_at: i64, score: f64) -> Ranked {
         Ranked {

@@ -19,7 +19,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use epigraph_connectors::neo4j::{EntityCard, MemoryCard};
+use epigraph_sinks::neo4j::{EntityCard, MemoryCard};
 use serde::{Deserialize, Serialize};
 
 use super::rank::{AsOf, show_instant};
@@ -659,7 +659,7 @@ pub fn build(input: &ContextInput, budget_tokens: usize, config: &ContextConfig)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use epigraph_connectors::neo4j::EdgeRef;
+    use epigraph_sinks::neo4j::EdgeRef;
 
     fn card(id: &str, memory_type: &str, standing: &str, text: &str) -> MemoryCard {
         MemoryCard {

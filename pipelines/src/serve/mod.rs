@@ -33,9 +33,9 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router, middleware};
-use epigraph_connectors::embed::Embedder;
-use epigraph_connectors::lance::LanceSink;
-use epigraph_connectors::neo4j::GraphReader;
+use epigraph_sinks::embed::Embedder;
+use epigraph_sinks::lance::LanceSink;
+use epigraph_sinks::neo4j::GraphReader;
 use serde::Serialize;
 use serde_json::json;
 use tracing::info;
@@ -95,7 +95,7 @@ impl AppState {
 /// Reports retrievals to the feedback topic, without making the request wait for Kafka.
 #[derive(Clone)]
 pub struct UsageReporter {
-    producer: Arc<epigraph_connectors::kafka::EventProducer>,
+    producer: Arc<epigraph_sources::kafka::EventProducer>,
     topic: String,
 }
 
@@ -109,7 +109,7 @@ impl std::fmt::Debug for UsageReporter {
 
 impl UsageReporter {
     /// A reporter publishing to `topic`.
-    pub fn new(producer: epigraph_connectors::kafka::EventProducer, topic: String) -> Self {
+    pub fn new(producer: epigraph_sources::kafka::EventProducer, topic: String) -> Self {
         UsageReporter {
             producer: Arc::new(producer),
             topic,
@@ -195,8 +195,17 @@ pub struct ErrorDetail {
     pub message: String,
 }
 
-impl From<epigraph_connectors::ConnectorError> for ApiError {
-    fn from(error: epigraph_connectors::ConnectorError) -> Self {
+impl From<epigraph_sinks::SinkError> for ApiError {
+    fn from(error: epigraph_sinks::SinkError) -> Self {
+        ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: error.to_string(),
+        }
+    }
+}
+
+impl From<epigraph_sources::SourceError> for ApiError {
+    fn from(error: epigraph_sources::SourceError) -> Self {
         ApiError {
             status: StatusCode::SERVICE_UNAVAILABLE,
             message: error.to_string(),
@@ -282,9 +291,9 @@ const STATIC_TABLE_LOOK_EVERY: std::time::Duration = std::time::Duration::from_s
 /// exists (a bulk backfill distils it on first use). Returns whether it did.
 async fn take_on_static_table(
     lance: &LanceSink,
-    backfill: &epigraph_connectors::embed::EmbedConfig,
+    backfill: &epigraph_sinks::embed::EmbedConfig,
 ) -> Result<bool> {
-    if !epigraph_connectors::embed::static_table::StaticTable::file(backfill).is_file() {
+    if !epigraph_sinks::embed::static_table::StaticTable::file(backfill).is_file() {
         return Ok(false);
     }
     let config = backfill.clone();
@@ -310,9 +319,9 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
     // pipeline's filler upgraded them: wherever a table holds such rows, queries are embedded
     // by the table too. It is taken on now if its file exists, else as soon as a backfill
     // distils it (looked for every 30 s).
-    if config.lancedb.embed && config.model.kind == epigraph_connectors::embed::EmbedKind::Model {
-        let backfill = epigraph_connectors::embed::EmbedConfig {
-            kind: epigraph_connectors::embed::EmbedKind::Static,
+    if config.lancedb.embed && config.model.kind == epigraph_sinks::embed::EmbedKind::Model {
+        let backfill = epigraph_sinks::embed::EmbedConfig {
+            kind: epigraph_sinks::embed::EmbedKind::Static,
             ..config.model.clone()
         };
         if !take_on_static_table(&lance, &backfill).await? {
@@ -331,9 +340,9 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
             });
         }
     }
-    let graph = GraphReader::new(epigraph_connectors::neo4j::connect_graph(&config.neo4j)?);
+    let graph = GraphReader::new(epigraph_sinks::neo4j::connect_graph(&config.neo4j)?);
     let usage = if config.serve.report_usage {
-        let producer = epigraph_connectors::kafka::EventProducer::new(&config.kafka)?;
+        let producer = epigraph_sources::kafka::EventProducer::new(&config.kafka)?;
         Some(UsageReporter::new(producer, config.kafka.feedback_topic()))
     } else {
         None
@@ -341,10 +350,10 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
     let webhook = if config.serve.ingest_tokens.is_empty() {
         None
     } else {
-        epigraph_connectors::kafka::ensure_topics(&config.kafka)
+        epigraph_sources::kafka::ensure_topics(&config.kafka)
             .await
             .context("creating topics for the webhook (is Kafka up?)")?;
-        let producer = epigraph_connectors::kafka::EventProducer::new(&config.kafka)?;
+        let producer = epigraph_sources::kafka::EventProducer::new(&config.kafka)?;
         let tokens = config.serve.ingest_tokens.clone();
         Some(webhook::Webhook::new(
             producer,

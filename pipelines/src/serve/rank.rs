@@ -19,7 +19,7 @@
 //!
 //! Nothing is filtered: superseded and contradicted objects stay reachable, just lower.
 
-use epigraph_connectors::neo4j::{EdgeRef, MemoryCard};
+use epigraph_sinks::neo4j::{EdgeRef, MemoryCard};
 use serde::{Deserialize, Serialize};
 
 /// The factors of φ (`[serve.rank]`).
@@ -214,7 +214,7 @@ impl<'a> AsOf<'a> {
     ///
     /// ```
     /// use epigraph::serve::rank::AsOf;
-    /// use epigraph_connectors::neo4j::MemoryCard;
+    /// use epigraph_sinks::neo4j::MemoryCard;
     /// let card = MemoryCard { recorded_at: Some(500), t_valid: Some(50), ..Default::default() };
     /// assert!(AsOf { card: &card, at: None }.visible());
     /// assert!(AsOf { card: &card, at: Some(50) }.visible());
@@ -232,7 +232,7 @@ impl<'a> AsOf<'a> {
     ///
     /// ```
     /// use epigraph::serve::rank::AsOf;
-    /// use epigraph_connectors::neo4j::MemoryCard;
+    /// use epigraph_sinks::neo4j::MemoryCard;
     /// let card = MemoryCard { standing: "superseded".into(), t_invalid: Some(200), ..Default::default() };
     /// assert_eq!(AsOf { card: &card, at: None }.standing(), "superseded");
     /// assert_eq!(AsOf { card: &card, at: Some(150) }.standing(), "current");
@@ -285,7 +285,7 @@ impl<'a> AsOf<'a> {
     ///
     /// ```
     /// use epigraph::serve::rank::AsOf;
-    /// use epigraph_connectors::neo4j::{EdgeRef, MemoryCard};
+    /// use epigraph_sinks::neo4j::{EdgeRef, MemoryCard};
     /// let block = EdgeRef { id: "runbook".into(), t_valid: Some(100), t_invalid: Some(200), recorded_at: None };
     /// let card = MemoryCard { blocks: vec![block], ..Default::default() };
     /// assert_eq!(AsOf { card: &card, at: Some(150) }.blocks().len(), 1);
@@ -340,7 +340,7 @@ impl RankConfig {
     ///
     /// ```
     /// use epigraph::serve::rank::{AsOf, Intent, RankConfig};
-    /// use epigraph_connectors::neo4j::MemoryCard;
+    /// use epigraph_sinks::neo4j::MemoryCard;
     /// let config = RankConfig::default();
     /// let current = MemoryCard { standing: "current".into(), k: Some(0.5), ..Default::default() };
     /// let old = MemoryCard { standing: "superseded".into(), k: Some(0.5), ..Default::default() };

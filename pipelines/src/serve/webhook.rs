@@ -11,7 +11,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use epigraph_connectors::kafka::{DeadLetter, EventProducer};
+use epigraph_sources::kafka::{DeadLetter, EventProducer};
 use epigraph_schemas::{Link, Op, Party, SourceEvent, SourceKind};
 use serde::Deserialize;
 use serde_json::json;
@@ -167,7 +167,7 @@ pub(super) async fn ingest(
         .tenant_of(&headers)
         .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "missing or unknown bearer token"))?
         .to_string();
-    let event = match parse_event(&body, &tenant, epigraph_connectors::now_millis()) {
+    let event = match parse_event(&body, &tenant, epigraph_schemas::now_millis()) {
         Ok(event) => event,
         Err(reason) => {
             let letter = DeadLetter::new(

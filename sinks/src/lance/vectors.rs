@@ -1,0 +1,1310 @@
+//! Vectors behind the rows: the embedding cache by text hash and the background filler.
+//!
+//! An epoch's rows are written at once, each with the vector of an earlier row (or recent text)
+//! of the same `text_hash` when there is one and null otherwise; the full-text index finds them
+//! immediately. [`VectorFiller`] then fills the null vectors in batches, **oldest written row
+//! first**: the lag is bounded by the backlog (no row waits behind a stream of newer ones) and
+//! the age of the oldest waiting row — a metric — falls as it works. Nothing about the backlog
+//! lives only in memory: a row without a vector is found again by the next pass, by the next
+//! run after a restart, or by [`LanceSink::backfill_vectors`].
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt;
+use lancedb::arrow::arrow_array::{
+    Array, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, RecordBatchIterator,
+    StringArray,
+};
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use tokio::sync::watch;
+use tracing::{debug, warn};
+
+use super::LanceSink;
+use super::rows::{memory_schema, quote, string_column, text_hash};
+use crate::SinkError;
+use crate::embed::Embedder;
+
+/// Ids per `IN (…)` filter.
+const IN_CHUNK: usize = 500;
+
+/// With the static table a pass takes this many times `embed_batch_rows` rows.
+const STATIC_BATCH_FACTOR: usize = 32;
+
+/// A chunk pass takes `embed_batch_rows / CHUNK_BATCH_DIVISOR` chunks.
+const CHUNK_BATCH_DIVISOR: usize = 8;
+
+/// Receives the vector side's measurements (the runtime's Prometheus metrics implement it).
+pub trait VectorObserver: Send + Sync + std::fmt::Debug {
+    /// Rows waiting for a vector and how long the oldest of them has waited (since it was
+    /// written), measured at the start of every pass of the filler.
+    fn backlog(&self, rows: usize, oldest: Duration);
+    /// `texts` distinct texts were run through the model in one batch that took `took`.
+    fn embedded(&self, texts: usize, took: Duration);
+    /// `rows` rows got a vector from the cache (a row or recent text with the same hash)
+    /// instead of the model.
+    fn reused(&self, rows: usize);
+}
+
+/// Vectors by text hash, least recently used evicted (in bulk, a tenth at a time).
+#[derive(Debug, Default)]
+pub(crate) struct VectorCache {
+    capacity: usize,
+    tick: u64,
+    entries: HashMap<String, (Arc<Vec<f32>>, u64)>,
+}
+
+impl VectorCache {
+    pub(crate) fn new(capacity: usize) -> Self {
+        VectorCache {
+            capacity,
+            ..VectorCache::default()
+        }
+    }
+
+    pub(crate) fn get(&mut self, hash: &str) -> Option<Arc<Vec<f32>>> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.entries.get_mut(hash).map(|(vector, used)| {
+            *used = tick;
+            vector.clone()
+        })
+    }
+
+    pub(crate) fn put(&mut self, hash: String, vector: Arc<Vec<f32>>) {
+        if self.capacity == 0 {
+            return;
+        }
+        if self.entries.len() >= self.capacity && !self.entries.contains_key(&hash) {
+            let mut ticks: Vec<u64> = self.entries.values().map(|(_, t)| *t).collect();
+            let evict = (self.capacity / 10).max(1).min(ticks.len());
+            let (_, cutoff, _) = ticks.select_nth_unstable(evict - 1);
+            let cutoff = *cutoff;
+            self.entries.retain(|_, (_, t)| *t > cutoff);
+        }
+        self.tick += 1;
+        self.entries.insert(hash, (vector, self.tick));
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// `(text_hash, vector)` of every row of the batches that has a vector.
+fn hashed_vectors(batches: &[RecordBatch]) -> Vec<(String, Vec<f32>)> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let (Some(hashes), Some(vectors)) = (
+            string_column(batch, "text_hash"),
+            batch
+                .column_by_name("vector")
+                .and_then(|c| c.as_any().downcast_ref::<FixedSizeListArray>()),
+        ) else {
+            continue;
+        };
+        for i in 0..batch.num_rows() {
+            if vectors.is_null(i) {
+                continue;
+            }
+            let values = vectors.value(i);
+            if let Some(floats) = values.as_any().downcast_ref::<Float32Array>() {
+                out.push((hashes.value(i).to_string(), floats.values().to_vec()));
+            }
+        }
+    }
+    out
+}
+
+/// One pass of the filler.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FillPass {
+    /// Rows waiting for a vector when the pass began.
+    pub pending: usize,
+    /// Rows with another model's vector (a static backfill's) waiting to be upgraded when
+    /// the pass began.
+    pub upgrades: usize,
+    /// Rows that got their vector in this pass (upgrades included).
+    pub filled: usize,
+    /// Of those, rows that had none.
+    pub filled_missing: usize,
+    /// Distinct texts run through the model.
+    pub embedded: usize,
+    /// Rows whose vector came from the cache.
+    pub reused: usize,
+}
+
+/// Added to the write time of a row whose vector another model computed, so that every row
+/// without a vector comes first in the filler's order.
+const UPGRADE: i64 = 1 << 62;
+
+/// A table whose rows get vectors behind them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// The `memory` table (memory objects).
+    Memory = 0,
+    /// The `chunks` table (source text in chunks).
+    Chunks = 1,
+}
+
+impl Target {
+    /// The table's name.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Target::Memory => "memory",
+            Target::Chunks => "chunks",
+        }
+    }
+
+    fn schema(self) -> lancedb::arrow::arrow_schema::SchemaRef {
+        match self {
+            Target::Memory => memory_schema(),
+            Target::Chunks => super::chunks::chunks_schema(),
+        }
+    }
+}
+
+impl LanceSink {
+    pub(crate) fn target(&self, target: Target) -> &lancedb::Table {
+        match target {
+            Target::Memory => &self.table,
+            Target::Chunks => &self.chunks,
+        }
+    }
+
+    /// Vectors for `hashes` from the in-memory cache, then from rows of the target table (of
+    /// this view) that have one. Hashes found in the table are added to the cache.
+    pub(crate) async fn cached_vectors(
+        &self,
+        target: Target,
+        hashes: &[String],
+    ) -> Result<HashMap<String, Arc<Vec<f32>>>, SinkError> {
+        let mut found = HashMap::new();
+        let mut missing = Vec::new();
+        {
+            let mut cache = self.shared.cache.lock().expect("vector cache lock");
+            for hash in hashes.iter().collect::<HashSet<_>>() {
+                match cache.get(hash) {
+                    Some(vector) => {
+                        found.insert(hash.clone(), vector);
+                    }
+                    None => missing.push(hash.clone()),
+                }
+            }
+        }
+        for chunk in missing.chunks(IN_CHUNK) {
+            let list = chunk
+                .iter()
+                .map(|h| quote(h))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let batches: Vec<RecordBatch> = self
+                .target(target)
+                .query()
+                .only_if(format!(
+                    "view = {} AND vector IS NOT NULL AND text_hash IN ({list})",
+                    quote(&self.view)
+                ))
+                .select(Select::columns(&["text_hash", "vector"]))
+                .execute()
+                .await
+                .map_err(SinkError::lance("looking up cached vectors"))?
+                .try_collect()
+                .await
+                .map_err(SinkError::lance("looking up cached vectors"))?;
+            let mut cache = self.shared.cache.lock().expect("vector cache lock");
+            for (hash, vector) in hashed_vectors(&batches) {
+                let vector = Arc::new(vector);
+                cache.put(hash.clone(), vector.clone());
+                found.insert(hash, vector);
+            }
+        }
+        Ok(found)
+    }
+
+    /// The rows (of this view) the filler gives a vector: those without one and, when this
+    /// sink embeds with the transformer, those whose vector another model computed (the static
+    /// table of a bulk backfill), which are upgraded behind the rows that have none.
+    fn needs_vector(&self) -> String {
+        match &self.embedder {
+            Some(embedder) if !embedder.is_static() => format!(
+                "view = {} AND (vector IS NULL OR vector_model <> {})",
+                quote(&self.view),
+                quote(&self.model)
+            ),
+            _ => format!("view = {} AND vector IS NULL", quote(&self.view)),
+        }
+    }
+
+    /// Ids and write times of the target's rows (of this view) waiting for a vector; a row
+    /// with another model's vector is listed at [`UPGRADE`] + its write time, after every row
+    /// without one.
+    async fn waiting(
+        &self,
+        target: Target,
+        filter: Option<&str>,
+    ) -> Result<Vec<(i64, String)>, SinkError> {
+        let mut condition = self.needs_vector();
+        if let Some(filter) = filter {
+            condition.push_str(&format!(" AND ({filter})"));
+        }
+        let batches: Vec<RecordBatch> = self
+            .target(target)
+            .query()
+            .only_if(condition)
+            .select(Select::columns(&["id", "written_at", "vector_model"]))
+            .execute()
+            .await
+            .map_err(SinkError::lance("reading rows without vectors"))?
+            .try_collect()
+            .await
+            .map_err(SinkError::lance("reading rows without vectors"))?;
+        let mut waiting = Vec::new();
+        for batch in &batches {
+            let (Some(ids), Some(at), Some(models)) = (
+                string_column(batch, "id"),
+                batch
+                    .column_by_name("written_at")
+                    .and_then(|c| c.as_any().downcast_ref::<Int64Array>()),
+                string_column(batch, "vector_model"),
+            ) else {
+                continue;
+            };
+            for i in 0..batch.num_rows() {
+                let order = if models.is_null(i) {
+                    at.value(i)
+                } else {
+                    UPGRADE.saturating_add(at.value(i))
+                };
+                waiting.push((order, ids.value(i).to_string()));
+            }
+        }
+        Ok(waiting)
+    }
+
+    /// The given columns of the target's rows of these ids that still have no vector.
+    async fn without_vectors(
+        &self,
+        target: Target,
+        ids: &[String],
+        columns: &[String],
+    ) -> Result<Vec<RecordBatch>, SinkError> {
+        let mut out = Vec::new();
+        for chunk in ids.chunks(IN_CHUNK) {
+            let list = chunk
+                .iter()
+                .map(|id| quote(id))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let batches: Vec<RecordBatch> = self
+                .target(target)
+                .query()
+                .only_if(format!("{} AND id IN ({list})", self.needs_vector()))
+                .select(Select::columns(columns))
+                .execute()
+                .await
+                .map_err(SinkError::lance("reading rows without vectors"))?
+                .try_collect()
+                .await
+                .map_err(SinkError::lance("reading rows without vectors"))?;
+            out.extend(batches);
+        }
+        Ok(out)
+    }
+
+    /// One pass of the filler over one table: the `batch` oldest of the `waiting` rows
+    /// (write time and id of rows without a vector) get one — from the cache when a row or recent text
+    /// has the same hash, else from `vectorise` over their distinct texts — and are written
+    /// back. Rows rewritten in between (another text) or deleted are left to the next pass.
+    async fn fill_pass<V, F>(
+        &self,
+        target: Target,
+        mut waiting: Vec<(i64, String)>,
+        batch: usize,
+        vectorise: &mut V,
+    ) -> Result<FillPass, SinkError>
+    where
+        V: FnMut(Vec<String>) -> F,
+        F: Future<Output = Result<Vec<Vec<f32>>, SinkError>>,
+    {
+        let mut pass = FillPass {
+            pending: waiting.len(),
+            ..FillPass::default()
+        };
+        if waiting.is_empty() {
+            return Ok(pass);
+        }
+        waiting.sort_unstable();
+        waiting.truncate(batch.max(1));
+        let ids: Vec<String> = waiting.into_iter().map(|(_, id)| id).collect();
+        let columns = ["id", "text"].map(String::from);
+        let mut texts_by_hash: Vec<(String, String)> = Vec::new();
+        for b in self.without_vectors(target, &ids, &columns).await? {
+            let Some(texts) = string_column(&b, "text") else {
+                continue;
+            };
+            for i in 0..b.num_rows() {
+                // Under this sink's model: a row stamped by another one is upgraded.
+                let text = texts.value(i);
+                texts_by_hash.push((text_hash(&self.model, text), text.to_string()));
+            }
+        }
+        let hashes: Vec<String> = texts_by_hash.iter().map(|(h, _)| h.clone()).collect();
+        let mut vectors = self.cached_vectors(target, &hashes).await?;
+        // Distinct texts the cache does not know, once each.
+        let mut texts: Vec<(String, String)> = Vec::new();
+        let mut seen = HashSet::new();
+        for (hash, text) in texts_by_hash {
+            if !vectors.contains_key(&hash) && seen.insert(hash.clone()) {
+                texts.push((hash, text));
+            }
+        }
+        if !texts.is_empty() {
+            let started = Instant::now();
+            let computed = vectorise(texts.iter().map(|(_, t)| t.clone()).collect()).await?;
+            if computed.len() != texts.len() {
+                return Err(SinkError::Model(format!(
+                    "{} vectors for {} texts",
+                    computed.len(),
+                    texts.len()
+                )));
+            }
+            let took = started.elapsed();
+            pass.embedded = texts.len();
+            if let Some(observer) = &self.observer {
+                observer.embedded(texts.len(), took);
+            }
+            let mut cache = self.shared.cache.lock().expect("vector cache lock");
+            for ((hash, _), vector) in texts.into_iter().zip(computed) {
+                let vector = Arc::new(vector);
+                cache.put(hash.clone(), vector.clone());
+                vectors.insert(hash, vector);
+            }
+        }
+        // Written under the sink's write lock, from a fresh read of every column: a row the
+        // pipeline rewrote meanwhile keeps its new content (and gets its vector only if its
+        // text is the same).
+        let _write = self.shared.write.lock().await;
+        let schema = target.schema();
+        let columns: Vec<String> = schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .filter(|name| name != "vector")
+            .collect();
+        let now = now_ms();
+        let mut written = Vec::new();
+        for fresh in self.without_vectors(target, &ids, &columns).await? {
+            if let Some(b) = with_vectors(&fresh, &vectors, &schema, &self.model, now)? {
+                pass.filled += b.num_rows();
+                written.push(Ok(b));
+            }
+        }
+        if written.is_empty() {
+            return Ok(pass);
+        }
+        let mut merge = self.target(target).merge_insert(&["id"]);
+        merge.when_matched_update_all(None);
+        merge
+            .execute(Box::new(RecordBatchIterator::new(written, schema)))
+            .await
+            .map_err(SinkError::lance("writing vectors"))?;
+        pass.reused = pass.filled.saturating_sub(pass.embedded);
+        if let Some(observer) = &self.observer
+            && pass.reused > 0
+        {
+            observer.reused(pass.reused);
+        }
+        debug!(?target, ?pass, "vectors written");
+        Ok(pass)
+    }
+
+    /// One pass of the filler: memory rows first (the unit of search), chunks once no memory
+    /// row waits (an eighth of `batch` at a time: they are long). The backlog reported is both tables' (the age: the oldest row of either).
+    pub(crate) async fn fill_next<V, F>(
+        &self,
+        filter: Option<&str>,
+        batch: usize,
+        vectorise: &mut V,
+    ) -> Result<FillPass, SinkError>
+    where
+        V: FnMut(Vec<String>) -> F,
+        F: Future<Output = Result<Vec<Vec<f32>>, SinkError>>,
+    {
+        let memory = self.waiting(Target::Memory, filter).await?;
+        let chunks = self.waiting(Target::Chunks, filter).await?;
+        if let Some(observer) = &self.observer {
+            let now = now_ms();
+            let oldest = memory
+                .iter()
+                .chain(&chunks)
+                .map(|(at, _)| *at)
+                .filter(|at| *at < UPGRADE)
+                .fold(now, i64::min);
+            observer.backlog(
+                memory.len() + chunks.len(),
+                Duration::from_millis((now - oldest).max(0) as u64),
+            );
+        }
+        let missing = |rows: &[(i64, String)]| rows.iter().filter(|(at, _)| *at < UPGRADE).count();
+        let (memory_missing, chunks_missing) = (missing(&memory), missing(&chunks));
+        let pending = memory_missing + chunks_missing;
+        let upgrades = memory.len() + chunks.len() - pending;
+        // A chunk is ~20 times a statement's length (up to the model's 256 word pieces, and
+        // attention grows with length): an eighth of the batch keeps a chunk pass about as
+        // long as a memory pass, so memory rows written meanwhile wait no longer.
+        let chunk_batch = (batch / CHUNK_BATCH_DIVISOR).max(1);
+        // Rows without a vector before upgrades; memory rows before chunks.
+        let (target, rows, batch, missing_first) = if memory_missing > 0 {
+            (Target::Memory, memory, batch, memory_missing)
+        } else if chunks_missing > 0 {
+            (Target::Chunks, chunks, chunk_batch, chunks_missing)
+        } else if !memory.is_empty() {
+            (Target::Memory, memory, batch, 0)
+        } else {
+            (Target::Chunks, chunks, chunk_batch, 0)
+        };
+        let pass = self.fill_pass(target, rows, batch, vectorise).await?;
+        Ok(FillPass {
+            pending,
+            upgrades,
+            // The oldest first: the rows without a vector were the first written back.
+            filled_missing: pass.filled.min(missing_first.min(batch.max(1))),
+            ..pass
+        })
+    }
+}
+
+/// The rows of `batch` (every column of `schema` but the vector) whose text has a vector under
+/// `model`, with it, its text hash and model and a new `written_at`, in `schema`'s column
+/// order; `None` when no row has one.
+fn with_vectors(
+    batch: &RecordBatch,
+    vectors: &HashMap<String, Arc<Vec<f32>>>,
+    schema: &lancedb::arrow::arrow_schema::SchemaRef,
+    model: &str,
+    now: i64,
+) -> Result<Option<RecordBatch>, SinkError> {
+    use lancedb::arrow::arrow_array::BooleanArray;
+    use lancedb::arrow::arrow_array::types::Float32Type;
+    use lancedb::arrow::arrow_select::filter::filter_record_batch;
+    let arrow = |e: lancedb::arrow::arrow_schema::ArrowError| {
+        SinkError::Model(format!("building a batch: {e}"))
+    };
+    let Some(texts) = string_column(batch, "text") else {
+        return Ok(None);
+    };
+    let hashes: Vec<String> = (0..batch.num_rows())
+        .map(|i| text_hash(model, texts.value(i)))
+        .collect();
+    let keep: BooleanArray = hashes
+        .iter()
+        .map(|h| Some(vectors.contains_key(h)))
+        .collect();
+    let kept = filter_record_batch(batch, &keep).map_err(arrow)?;
+    if kept.num_rows() == 0 {
+        return Ok(None);
+    }
+    let hashes: Vec<&String> = hashes.iter().filter(|h| vectors.contains_key(*h)).collect();
+    let vector = FixedSizeListArray::from_iter_primitive::<Float32Type, _, _>(
+        (0..kept.num_rows()).map(|i| {
+            vectors
+                .get(hashes[i])
+                .map(|v| v.iter().map(|x| Some(*x)).collect::<Vec<_>>())
+        }),
+        crate::embed::DIMENSIONS as i32,
+    );
+    let mut columns: Vec<Arc<dyn Array>> = Vec::new();
+    for field in schema.fields() {
+        let column: Arc<dyn Array> = match field.name().as_str() {
+            "vector" => Arc::new(vector.clone()),
+            "written_at" => Arc::new(Int64Array::from(vec![now; kept.num_rows()])),
+            "text_hash" => Arc::new(StringArray::from_iter_values(
+                hashes.iter().map(|h| h.as_str()),
+            )),
+            "vector_model" => Arc::new(StringArray::from(vec![model; kept.num_rows()])),
+            name => kept
+                .column_by_name(name)
+                .cloned()
+                .ok_or_else(|| SinkError::Model(format!("column {name} was not read")))?,
+        };
+        columns.push(column);
+    }
+    RecordBatch::try_new(schema.clone(), columns)
+        .map(Some)
+        .map_err(arrow)
+}
+
+impl LanceSink {
+    /// Start the background filler of this sink's rows without vectors (needs an embedder;
+    /// `None` without one). One per pipeline; [`LanceSink::apply`] wakes it.
+    pub fn spawn_vector_filler(&self) -> Option<VectorFiller> {
+        let embedder = self.embedder.clone()?;
+        let sink = self.clone();
+        let (status_tx, status) = watch::channel(FillerStatus::default());
+        // A pass costs a few table reads and one write whatever the embedder: with the static
+        // table (≈ 13,000 sentences/s) that cost, not the embedding, limits a backfill, so its
+        // passes are larger.
+        let batch = self.shared.config.embed_batch_rows.max(1)
+            * if embedder.is_static() {
+                STATIC_BATCH_FACTOR
+            } else {
+                1
+            };
+        let task = tokio::spawn(async move {
+            let mut vectorise = |texts: Vec<String>| embed_blocking(embedder.clone(), texts);
+            let mut passes = 0u64;
+            let mut filled = 0u64;
+            loop {
+                // Registered before the pass, so a write during the pass wakes the next one.
+                let woken = sink.shared.wake.notified();
+                let outcome = sink.fill_next(None, batch, &mut vectorise).await;
+                passes += 1;
+                let rest = match &outcome {
+                    Ok(pass) => {
+                        filled += pass.filled as u64;
+                        let upgraded = pass.filled - pass.filled_missing;
+                        status_tx.send_replace(FillerStatus {
+                            passes,
+                            pending: pass.pending.saturating_sub(pass.filled_missing),
+                            upgrading: pass.upgrades.saturating_sub(upgraded),
+                            filled,
+                            error: None,
+                        });
+                        (pass.pending == 0 && pass.upgrades == 0).then_some(Duration::from_secs(2))
+                    }
+                    Err(error) => {
+                        warn!(%error, "filling vectors failed; retrying");
+                        status_tx.send_replace(FillerStatus {
+                            passes,
+                            pending: usize::MAX,
+                            upgrading: usize::MAX,
+                            filled,
+                            error: Some(error.to_string()),
+                        });
+                        Some(Duration::from_secs(1))
+                    }
+                };
+                if let Some(rest) = rest {
+                    // Until woken by a write, or a while (to refresh the backlog's age).
+                    let _ = tokio::time::timeout(rest, woken).await;
+                }
+            }
+        });
+        Some(VectorFiller {
+            task,
+            wake: self.shared.clone(),
+            status,
+        })
+    }
+
+    /// Rows whose vector is still missing (written without an embedder, or before the vectors
+    /// caught up) get one: up to `batch` rows at a time, oldest first, from the cache where the
+    /// same text has a vector, else from `vectorise` over their distinct texts; written back
+    /// by id, until none is left. Returns how many rows were filled. Safe while the pipeline
+    /// writes: a row rewritten in between keeps its new content.
+    pub async fn backfill_vectors<F>(
+        &self,
+        filter: Option<&str>,
+        batch: usize,
+        mut vectorise: F,
+    ) -> Result<usize, SinkError>
+    where
+        F: FnMut(&[&str]) -> Result<Vec<Vec<f32>>, SinkError>,
+    {
+        let mut filled = 0;
+        let mut compute = |texts: Vec<String>| {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            std::future::ready(vectorise(&refs))
+        };
+        loop {
+            let pass = self.fill_next(filter, batch, &mut compute).await?;
+            if pass.pending == 0 || pass.filled == 0 {
+                return Ok(filled);
+            }
+            filled += pass.filled;
+        }
+    }
+}
+
+/// Runs the model on a blocking thread.
+async fn embed_blocking(
+    embedder: Arc<Embedder>,
+    texts: Vec<String>,
+) -> Result<Vec<Vec<f32>>, SinkError> {
+    tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        embedder.embed(&refs)
+    })
+    .await
+    .map_err(|e| SinkError::Model(format!("embedding task: {e}")))?
+}
+
+/// What the filler reported after its last pass.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FillerStatus {
+    /// Passes so far.
+    pub passes: u64,
+    /// Rows left waiting after the last pass (`usize::MAX` after a failed one).
+    pub pending: usize,
+    /// Rows with another model's vector left to upgrade after the last pass.
+    pub upgrading: usize,
+    /// Rows filled since the filler started.
+    pub filled: u64,
+    /// The last pass's error, if it failed.
+    pub error: Option<String>,
+}
+
+/// The background task filling vectors behind the rows (see the module docs). Stopped when
+/// dropped.
+#[derive(Debug)]
+pub struct VectorFiller {
+    task: tokio::task::JoinHandle<()>,
+    wake: Arc<super::sink::Shared>,
+    status: watch::Receiver<FillerStatus>,
+}
+
+impl VectorFiller {
+    /// The status after the last pass.
+    pub fn status(&self) -> FillerStatus {
+        self.status.borrow().clone()
+    }
+
+    /// Waits until a pass that began after this call finds nothing left to fill (every row
+    /// written so far has its vector). Fails with the error of a failed pass.
+    pub async fn drained(&mut self) -> Result<(), SinkError> {
+        self.wait_for(|status| status.pending == 0).await
+    }
+
+    /// Wait until every row has a vector of this sink's model: no row without one and none
+    /// left to upgrade from a static backfill.
+    pub async fn upgraded(&mut self) -> Result<(), SinkError> {
+        self.wait_for(|status| status.pending == 0 && status.upgrading == 0)
+            .await
+    }
+
+    async fn wait_for(
+        &mut self,
+        done: impl Fn(&FillerStatus) -> bool,
+    ) -> Result<(), SinkError> {
+        let start = self.status.borrow_and_update().passes;
+        self.wake.wake.notify_one();
+        loop {
+            self.status
+                .changed()
+                .await
+                .map_err(|_| SinkError::Model("the vector filler stopped".into()))?;
+            let status = self.status.borrow_and_update().clone();
+            if let Some(error) = status.error {
+                return Err(SinkError::Model(format!("filling vectors: {error}")));
+            }
+            // The first pass after `start` may have begun before the call: wait for one more.
+            if status.passes > start + 1 && done(&status) {
+                return Ok(());
+            }
+            if done(&status) {
+                self.wake.wake.notify_one();
+            }
+        }
+    }
+}
+
+impl Drop for VectorFiller {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::embed::EmbedConfig;
+    use crate::lance::{LanceConfig, MemoryRow, SearchMode, SearchRequest};
+
+    #[test]
+    fn the_cache_evicts_the_least_recently_used_tenth() {
+        let mut cache = VectorCache::new(10);
+        for i in 0..10 {
+            cache.put(format!("h{i}"), Arc::new(vec![i as f32]));
+        }
+        assert!(
+            cache.get("h0").is_some(),
+            "h0 is used again: h1 is now the oldest"
+        );
+        cache.put("h10".into(), Arc::new(vec![10.0]));
+        assert_eq!(cache.len(), 10);
+        assert!(cache.get("h1").is_none());
+        assert!(cache.get("h0").is_some() && cache.get("h10").is_some());
+        let mut none = VectorCache::new(0);
+        none.put("h".into(), Arc::new(vec![1.0]));
+        assert!(none.get("h").is_none());
+    }
+
+    /// Counts what the sink reports.
+    #[derive(Debug, Default)]
+    struct Counts {
+        embedded: AtomicUsize,
+        batches: AtomicUsize,
+        reused: AtomicUsize,
+        backlog: AtomicUsize,
+    }
+
+    impl VectorObserver for Counts {
+        fn backlog(&self, rows: usize, _oldest: Duration) {
+            self.backlog.store(rows, Ordering::SeqCst);
+        }
+        fn embedded(&self, texts: usize, _took: Duration) {
+            self.embedded.fetch_add(texts, Ordering::SeqCst);
+            self.batches.fetch_add(1, Ordering::SeqCst);
+        }
+        fn reused(&self, rows: usize) {
+            self.reused.fetch_add(rows, Ordering::SeqCst);
+        }
+    }
+
+    pub(crate) fn row(id: &str, source_version: &str, text: &str) -> MemoryRow {
+        MemoryRow {
+            id: id.into(),
+            tenant: "acme".into(),
+            memory_type: "DECISION".into(),
+            title: Some("Atlas".into()),
+            text: text.into(),
+            source_id: "atlas.md".into(),
+            source_version: source_version.into(),
+            span_start: 0,
+            span_end: text.len() as i64,
+            t_valid: None,
+            t_invalid: None,
+            content_hash: format!("{id}-{source_version}"),
+        }
+    }
+
+    pub(crate) async fn sink(dir: &std::path::Path, config: LanceConfig) -> LanceSink {
+        let embedder = Embedder::load(&EmbedConfig::default())
+            .expect("model files (deploy/local/services.sh model)");
+        LanceSink::open(
+            &LanceConfig {
+                dir: dir.display().to_string(),
+                read_consistency_ms: 0,
+                ..config
+            },
+            Some(Arc::new(embedder)),
+        )
+        .await
+        .unwrap()
+    }
+
+    async fn hits(sink: &LanceSink, mode: SearchMode, query: &str) -> usize {
+        sink.search(&SearchRequest {
+            query: query.into(),
+            k: 10,
+            tenant: "acme".into(),
+            mode,
+            types: Vec::new(),
+            candidates: None,
+        })
+        .await
+        .unwrap()
+        .len()
+    }
+
+    /// Rows are written without vectors (BM25 finds them, vector search does not), the
+    /// filler embeds each distinct text once, and an edit that keeps two of three sentences
+    /// under new row ids embeds only the changed one.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn vectors_follow_the_rows_and_unchanged_text_is_never_embedded_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let counts = Arc::new(Counts::default());
+        let sink = sink(dir.path(), LanceConfig::default())
+            .await
+            .with_observer(counts.clone());
+        let first = [
+            row("m1", "v1", "We decided to ship Project Atlas in June."),
+            row("m2", "v1", "The budget is capped at 40K per month."),
+            row("m3", "v1", "Who owns the onboarding flow?"),
+            // The same text as m2 in another row: embedded once.
+            row("m4", "v1", "The budget is capped at 40K per month."),
+        ];
+        assert_eq!(
+            sink.apply(&first, &[]).await.unwrap(),
+            4,
+            "written at once, without vectors"
+        );
+        sink.optimize().await.unwrap();
+        assert_eq!(hits(&sink, SearchMode::Text, "Atlas June").await, 1);
+        assert_eq!(hits(&sink, SearchMode::Vector, "Atlas June").await, 0);
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 4);
+
+        let mut filler = sink.spawn_vector_filler().unwrap();
+        filler.drained().await.unwrap();
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 0);
+        assert_eq!(
+            counts.embedded.load(Ordering::SeqCst),
+            3,
+            "three distinct texts"
+        );
+        assert_eq!(
+            counts.reused.load(Ordering::SeqCst),
+            1,
+            "m4 shares m2's text"
+        );
+        assert_eq!(counts.backlog.load(Ordering::SeqCst), 0);
+        assert_eq!(filler.status().filled, 4);
+        assert_eq!(
+            hits(&sink, SearchMode::Vector, "when does Atlas ship").await,
+            4
+        );
+
+        // The source is edited: a new version, new row ids, one sentence changed.
+        let second = [
+            row("n1", "v2", "We decided to ship Project Atlas in June."),
+            row("n2", "v2", "The budget is capped at 40K per month."),
+            row("n3", "v2", "Dana owns the onboarding flow."),
+        ];
+        let old: Vec<String> = ["m1", "m2", "m3", "m4"].map(String::from).to_vec();
+        assert_eq!(
+            sink.apply(&second, &old).await.unwrap(),
+            1,
+            "only the edited row waits"
+        );
+        assert_eq!(counts.reused.load(Ordering::SeqCst), 3);
+        filler.drained().await.unwrap();
+        assert_eq!(
+            counts.embedded.load(Ordering::SeqCst),
+            4,
+            "one more text embedded"
+        );
+        assert_eq!(sink.count(None).await.unwrap(), 3);
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 0);
+
+        // Deleted and written again: the in-memory cache still has the vector.
+        sink.apply(&[], &["n3".to_string()]).await.unwrap();
+        let again = [row("n3", "v3", "Dana owns the onboarding flow.")];
+        assert_eq!(sink.apply(&again, &[]).await.unwrap(), 0);
+        assert_eq!(counts.embedded.load(Ordering::SeqCst), 4);
+    }
+
+    /// A restart finds the rows an earlier run left without vectors.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn rows_left_without_vectors_are_embedded_after_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let sink = sink(dir.path(), LanceConfig::default()).await;
+            let rows = [
+                row("a", "v1", "Project Nimbus moves to Frankfurt."),
+                row("b", "v1", "The launch slipped to September."),
+            ];
+            sink.apply(&rows, &[]).await.unwrap();
+            // No filler: the process "stops" with both rows waiting.
+        }
+        let counts = Arc::new(Counts::default());
+        let sink = sink(dir.path(), LanceConfig::default())
+            .await
+            .with_observer(counts.clone());
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 2);
+        let mut filler = sink.spawn_vector_filler().unwrap();
+        filler.drained().await.unwrap();
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 0);
+        assert_eq!(counts.embedded.load(Ordering::SeqCst), 2);
+    }
+
+    /// Sentences different enough to have distinct vectors.
+    fn sentences(n: usize, offset: usize) -> Vec<String> {
+        let subjects = ["Atlas", "Nimbus", "Orion", "Vega", "Lyra", "Draco"];
+        let facts = [
+            "ships in June",
+            "moved its servers to Frankfurt",
+            "is owned by the platform team",
+            "has a budget of 40K per month",
+            "was paused after the security review",
+        ];
+        (offset..offset + n)
+            .map(|i| {
+                format!(
+                    "Project {} {} (note {i}).",
+                    subjects[i % subjects.len()],
+                    facts[(i / subjects.len()) % facts.len()]
+                )
+            })
+            .collect()
+    }
+
+    /// The vector index is created once enough rows have vectors and retrained when they
+    /// doubled; compaction merges the small fragments every epoch and vector batch leaves.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_vector_index_follows_the_threshold_and_compaction_merges_fragments() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LanceConfig {
+            vector_index_min_rows: 12,
+            embed_batch_rows: 4,
+            ..LanceConfig::default()
+        };
+        let sink = sink(dir.path(), config).await;
+        let mut filler = sink.spawn_vector_filler().unwrap();
+        // Eight epochs of one row each: below the threshold, no index.
+        for (i, text) in sentences(8, 0).iter().enumerate() {
+            sink.apply(&[row(&format!("r{i}"), "v1", text)], &[])
+                .await
+                .unwrap();
+        }
+        filler.drained().await.unwrap();
+        sink.optimize().await.unwrap();
+        assert_eq!(sink.vector_index_rows().await.unwrap(), None);
+        // Eight more: 16 rows with vectors, at least 12, so the index is trained on all.
+        let more: Vec<MemoryRow> = sentences(8, 8)
+            .iter()
+            .enumerate()
+            .map(|(i, text)| row(&format!("r{}", i + 8), "v1", text))
+            .collect();
+        sink.apply(&more, &[]).await.unwrap();
+        filler.drained().await.unwrap();
+        sink.optimize().await.unwrap();
+        assert_eq!(sink.vector_index_rows().await.unwrap(), Some((16, 0)));
+        // Vector search through the index still finds the closest text first.
+        let found = sink
+            .search(&SearchRequest {
+                query: "Project Orion moved its servers to Frankfurt".into(),
+                k: 3,
+                tenant: "acme".into(),
+                mode: SearchMode::Vector,
+                types: Vec::new(),
+                candidates: Some(3),
+            })
+            .await
+            .unwrap();
+        assert_eq!(found.len(), 3);
+        assert!(
+            found[0]
+                .text
+                .starts_with("Project Orion moved its servers to Frankfurt"),
+            "{found:?}"
+        );
+
+        // Eight more rows (24 < 2 × 16): folded into the index, not retrained.
+        let more: Vec<MemoryRow> = sentences(8, 16)
+            .iter()
+            .enumerate()
+            .map(|(i, text)| row(&format!("r{}", i + 16), "v1", text))
+            .collect();
+        sink.apply(&more, &[]).await.unwrap();
+        filler.drained().await.unwrap();
+        sink.optimize().await.unwrap();
+        assert_eq!(sink.vector_index_rows().await.unwrap(), Some((24, 0)));
+        assert_eq!(
+            sink.shared.trained_on[0].load(std::sync::atomic::Ordering::Relaxed),
+            16
+        );
+        // Eight more (32 ≥ 2 × 16): retrained on all 32.
+        let more: Vec<MemoryRow> = sentences(8, 24)
+            .iter()
+            .enumerate()
+            .map(|(i, text)| row(&format!("r{}", i + 24), "v1", text))
+            .collect();
+        sink.apply(&more, &[]).await.unwrap();
+        filler.drained().await.unwrap();
+        sink.optimize().await.unwrap();
+        assert_eq!(sink.vector_index_rows().await.unwrap(), Some((32, 0)));
+        assert_eq!(
+            sink.shared.trained_on[0].load(std::sync::atomic::Ordering::Relaxed),
+            32
+        );
+
+        let before = sink.fragments().await.unwrap();
+        // Epochs and vector batches write fragments (those whose rows were all rewritten are
+        // dropped; how many are left depends on how the filler's batches fell).
+        assert!(before > 1, "{before} fragments");
+        let compaction = sink.compact().await.unwrap();
+        let after = sink.fragments().await.unwrap();
+        eprintln!("{before} fragments before, {after} after: {compaction:?}");
+        assert!(after < before, "{before} → {after}");
+        assert_eq!(
+            before - after,
+            compaction.fragments_removed - compaction.fragments_added
+        );
+        assert_eq!(sink.count(None).await.unwrap(), 32);
+        assert_eq!(sink.count(Some("vector IS NULL".into())).await.unwrap(), 0);
+        assert_eq!(sink.vector_index_rows().await.unwrap(), Some((32, 0)));
+    }
+
+    /// Chunks are written without vectors, filled after the memory rows, get the full-text
+    /// index, and unchanged chunk text is not embedded again.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn chunks_get_vectors_after_the_memory_rows_and_a_full_text_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let counts = Arc::new(Counts::default());
+        let sink = sink(dir.path(), LanceConfig::default())
+            .await
+            .with_observer(counts.clone());
+        let chunking = crate::lance::Chunking {
+            tokens: 10,
+            overlap_tokens: 2,
+        };
+        let body = "Project Atlas ships in June. The budget is 40K per month. Dana owns it.";
+        let chunks = chunking.chunks("acme", "a.md", "v1", Some("Atlas"), body);
+        // 0..40 "Project Atlas ships in June. The budget" and 33..71 "budget is 40K …".
+        assert_eq!(chunks.len(), 2, "{chunks:?}");
+        assert_eq!(sink.apply_chunks(&chunks, &[]).await.unwrap(), 2);
+        sink.apply(&[row("m1", "v1", "Project Atlas ships in June.")], &[])
+            .await
+            .unwrap();
+        let mut filler = sink.spawn_vector_filler().unwrap();
+        filler.drained().await.unwrap();
+        assert_eq!(
+            sink.count_chunks(Some("vector IS NULL".into()))
+                .await
+                .unwrap(),
+            0
+        );
+        assert_eq!(filler.status().filled, 3);
+        sink.optimize().await.unwrap();
+        let indices = sink.chunks.list_indices().await.unwrap();
+        assert!(indices.iter().any(|i| i.columns == ["text"]), "{indices:?}");
+        let embedded = counts.embedded.load(Ordering::SeqCst);
+        // A new version with the same text: new ids, vectors from the cache.
+        let again = chunking.chunks("acme", "a.md", "v2", Some("Atlas"), body);
+        let old: Vec<String> = chunks.iter().map(|c| c.id.clone()).collect();
+        assert_eq!(sink.apply_chunks(&again, &old).await.unwrap(), 0);
+        assert_eq!(sink.count_chunks(None).await.unwrap(), 2);
+        assert_eq!(counts.embedded.load(Ordering::SeqCst), embedded);
+    }
+
+    /// Chunks get their own vector index at the threshold and answer hybrid, text and vector
+    /// searches, tenant-scoped (Mind Graph's naive-chunk fallback in the query service).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn chunks_get_a_vector_index_and_are_searched_within_their_tenant() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LanceConfig {
+            vector_index_min_rows: 6,
+            ..LanceConfig::default()
+        };
+        let sink = sink(dir.path(), config).await;
+        let chunking = crate::lance::Chunking {
+            tokens: 12,
+            overlap_tokens: 0,
+        };
+        let body = "The frobnicator limit is forty widgets per hour. \
+                    Deployments happen on Tuesdays after the review. \
+                    The cafeteria serves lunch from noon until two. \
+                    Backups are copied to the cold storage vault nightly. \
+                    Invoices are paid within thirty days of receipt.";
+        let mine = chunking.chunks("acme", "ops.md", "v1", Some("Ops"), body);
+        assert!(mine.len() >= 5, "{mine:?}");
+        let theirs = chunking.chunks(
+            "other",
+            "x.md",
+            "v1",
+            None,
+            "The frobnicator limit is nine widgets per hour.",
+        );
+        sink.apply_chunks(&mine, &[]).await.unwrap();
+        sink.apply_chunks(&theirs, &[]).await.unwrap();
+        let mut filler = sink.spawn_vector_filler().unwrap();
+        filler.drained().await.unwrap();
+        assert_eq!(sink.chunk_vector_index_rows().await.unwrap(), None);
+        sink.optimize().await.unwrap();
+        let total = mine.len() + theirs.len();
+        assert_eq!(
+            sink.chunk_vector_index_rows().await.unwrap(),
+            Some((total, 0)),
+            "trained on every chunk with a vector"
+        );
+        for mode in [SearchMode::Hybrid, SearchMode::Text, SearchMode::Vector] {
+            let hits = sink
+                .search_chunks(&SearchRequest {
+                    query: "frobnicator widgets per hour".into(),
+                    k: 3,
+                    tenant: "acme".into(),
+                    mode,
+                    types: Vec::new(),
+                    candidates: None,
+                })
+                .await
+                .unwrap();
+            assert!(!hits.is_empty() && hits.len() <= 3, "{mode:?}: {hits:?}");
+            assert!(hits[0].text.contains("frobnicator"), "{mode:?}: {hits:?}");
+            assert!(hits.iter().all(|h| h.source_id == "ops.md"), "{hits:?}");
+            assert_eq!(hits[0].char_start, 0);
+            assert_eq!(hits[0].title.as_deref(), Some("Ops"));
+            match mode {
+                SearchMode::Text => assert!(hits[0].bm25.is_some() && hits[0].cosine.is_none()),
+                SearchMode::Vector => assert!(hits[0].cosine.is_some() && hits[0].bm25.is_none()),
+                SearchMode::Hybrid => assert!(hits[0].bm25.is_some() && hits[0].cosine.is_some()),
+            }
+        }
+    }
+
+    /// The static table distilled from the bundled model.
+    fn static_embedder() -> Arc<Embedder> {
+        Arc::new(
+            Embedder::load(&EmbedConfig {
+                kind: crate::embed::EmbedKind::Static,
+                ..EmbedConfig::default()
+            })
+            .expect("model files (deploy/local/services.sh model)"),
+        )
+    }
+
+    /// A bulk backfill embedded by `fast`: a budget row `m1` and a lunch row `m2`, vectors filled.
+    async fn static_backfill(config: &LanceConfig, fast: &Arc<Embedder>) -> LanceSink {
+        let backfill = LanceSink::open(config, Some(fast.clone())).await.unwrap();
+        let rows = [
+            row(
+                "m1",
+                "v1",
+                "The frobnicator budget is capped at forty thousand euros.",
+            ),
+            row("m2", "v1", "Lunch is served in the cafeteria at noon."),
+        ];
+        backfill.apply(&rows, &[]).await.unwrap();
+        backfill
+            .spawn_vector_filler()
+            .unwrap()
+            .drained()
+            .await
+            .unwrap();
+        backfill
+    }
+
+    /// The vector search that should find the budget row `m1`.
+    fn budget_query() -> SearchRequest {
+        SearchRequest {
+            query: "how large is the frobnicator budget".into(),
+            k: 1,
+            tenant: "acme".into(),
+            mode: SearchMode::Vector,
+            types: Vec::new(),
+            candidates: None,
+        }
+    }
+
+    /// The bulk-backfill path: rows embedded by the static table are found through it (the
+    /// query embedded by the table, matched against those rows only) until the transformer's
+    /// filler upgraded them, behind any row without a vector; the static filler never
+    /// downgrades a transformer's vector.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn static_vectors_of_a_backfill_are_searched_then_upgraded_by_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LanceConfig {
+            dir: dir.path().display().to_string(),
+            read_consistency_ms: 0,
+            ..LanceConfig::default()
+        };
+        let fast = static_embedder();
+        let backfill = static_backfill(&config, &fast).await;
+        let by = |model: &str| format!("vector_model = '{model}'");
+        assert_eq!(backfill.count(Some(by(fast.model_id()))).await.unwrap(), 2);
+
+        let model = Embedder::load(&EmbedConfig::default()).unwrap();
+        let model_id = model.model_id().to_string();
+        let live = LanceSink::open(&config, Some(Arc::new(model)))
+            .await
+            .unwrap()
+            .also_embedded_by(fast.clone());
+        let found = live.search(&budget_query()).await.unwrap();
+        assert_eq!(
+            found[0].id, "m1",
+            "found through the static table: {found:?}"
+        );
+        // A new row has no vector: it is filled before the static rows are upgraded.
+        live.apply(&[row("m3", "v1", "Deployments happen on Tuesdays.")], &[])
+            .await
+            .unwrap();
+        let order = live.waiting(Target::Memory, None).await.unwrap();
+        let mut order: Vec<(i64, String)> = order;
+        order.sort_unstable();
+        assert_eq!(order[0].1, "m3", "{order:?}");
+        assert!(order[1].0 >= UPGRADE && order[2].0 >= UPGRADE);
+        live.spawn_vector_filler()
+            .unwrap()
+            .upgraded()
+            .await
+            .unwrap();
+        assert_eq!(
+            live.count(Some(by(&model_id))).await.unwrap(),
+            3,
+            "upgraded"
+        );
+        let hashes = live.state().await.unwrap();
+        assert_eq!(hashes.len(), 3);
+        let upgraded = live.search(&budget_query()).await.unwrap();
+        assert_eq!(upgraded[0].id, "m1");
+        // The static filler leaves the transformer's vectors alone.
+        let again = LanceSink::open(&config, Some(fast)).await.unwrap();
+        assert!(
+            again
+                .waiting(Target::Memory, None)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(again.count(Some(by(&model_id))).await.unwrap(), 3);
+    }
+
+    /// A query service opened before a bulk backfill takes the static table on afterwards
+    /// (every clone sees it), finds the backfill's rows through it, and searches a table with
+    /// a model only while that table holds the model's vectors.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_reader_opened_before_a_backfill_takes_the_static_table_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = LanceConfig {
+            dir: dir.path().display().to_string(),
+            read_consistency_ms: 0,
+            ..LanceConfig::default()
+        };
+        let model = Arc::new(Embedder::load(&EmbedConfig::default()).unwrap());
+        let live = LanceSink::open(&config, Some(model.clone())).await.unwrap();
+        let clone_before = live.clone();
+        let fast = static_embedder();
+        assert!(live.embed_queries_also_with(fast.clone()));
+        assert!(!live.embed_queries_also_with(fast.clone()), "taken on once");
+        assert!(
+            !live.embed_queries_also_with(model.clone()),
+            "not its own model"
+        );
+        assert_eq!(clone_before.other_query_models(), vec![fast.model_id()]);
+        assert!(
+            !live
+                .holds_vectors_of(&live.table, fast.model_id())
+                .await
+                .unwrap()
+        );
+
+        static_backfill(&config, &fast).await;
+        assert!(
+            live.holds_vectors_of(&live.table, fast.model_id())
+                .await
+                .unwrap(),
+            "the backfill's rows are seen at once with read_consistency_ms = 0"
+        );
+        assert!(
+            !live
+                .holds_vectors_of(&live.chunks, fast.model_id())
+                .await
+                .unwrap(),
+            "no chunk has a static vector"
+        );
+        assert!(
+            !live
+                .holds_vectors_of(&live.table, model.model_id())
+                .await
+                .unwrap(),
+            "no row has the transformer's vector yet"
+        );
+        let found = clone_before.search(&budget_query()).await.unwrap();
+        assert_eq!(found[0].id, "m1", "{found:?}");
+        assert_eq!(found[0].vector_rank, Some(1));
+    }
+}

@@ -1,0 +1,20 @@
+//! The Neo4j sink: the graph view of the dataflow's output.
+//!
+//! Every node carries the base label `Node` (unique `id`, backed by a constraint) plus its kind
+//! labels (`Source:Document`, `Memory:Decision`, …); every relationship carries an `id`. Each
+//! epoch's net changes are written in one transaction with batched `UNWIND` queries, values
+//! always passed as parameters. Labels and relationship types cannot be parameters in Cypher, so
+//! they are checked against `[A-Z][A-Za-z0-9_]*` before they reach a query.
+
+mod config;
+mod read;
+mod sink;
+mod write;
+
+pub use config::Neo4jConfig;
+pub use read::{
+    ClaimRef, ContradictionPair, EdgeRef, EdgeView, EntityCard, EntityRelation, GraphReader, Hop,
+    MAX_ROWS, MemoryCard, NodeView, PriorityTerms, Subgraph,
+};
+pub use sink::{DEFAULT_VIEW, GraphState, Neo4jSink, connect_graph};
+pub use write::{GraphBatch, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite};

@@ -1,0 +1,739 @@
+//! Reads of the graph view for the query service: memory cards with their epistemic edges,
+//! nodes and neighbourhoods, alias-aware entity lookup, contradictions, open questions,
+//! priorities, timelines and typed multi-hop traversal. Every read is scoped to one tenant and
+//! every value is a parameter; relationship types spliced into a traversal are checked first.
+
+use std::collections::{BTreeMap, HashMap};
+
+use neo4rs::{Graph, Query, query};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::write::safe_identifier;
+use crate::SinkError;
+
+/// One end of an epistemic edge (`CONTRADICTS`, `SUPERSEDES`, `ANSWERS`) with the edge's times.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct EdgeRef {
+    /// The memory object at the other end.
+    pub id: String,
+    /// When the edge became valid (ms since the Unix epoch).
+    pub t_valid: Option<i64>,
+    /// When it stopped being valid.
+    pub t_invalid: Option<i64>,
+    /// When epigraph learned it.
+    pub recorded_at: Option<i64>,
+}
+
+/// A memory object as the query service shows it: content, provenance, validity, priority and
+/// its epistemic edges.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct MemoryCard {
+    /// Memory object id.
+    pub id: String,
+    /// Epistemic type, upper case (`DECISION`, …).
+    pub memory_type: String,
+    /// The statement.
+    pub text: String,
+    /// Title of its source.
+    pub title: Option<String>,
+    /// Source item id (provenance).
+    pub source_id: String,
+    /// Connector family of the source (`document`, `chat`, …).
+    pub source_kind: Option<String>,
+    /// When the source was written (ms since the Unix epoch).
+    pub occurred_at: Option<i64>,
+    /// `current`, `superseded`, `open` or `answered`.
+    pub standing: String,
+    /// Priority K in [0, 1] (Eq. 1), once computed.
+    pub k: Option<f64>,
+    /// The terms of K, once computed: why it stands where it does.
+    #[serde(default)]
+    pub k_terms: Option<PriorityTerms>,
+    /// Valid from (ms since the Unix epoch).
+    pub t_valid: Option<i64>,
+    /// Valid until.
+    pub t_invalid: Option<i64>,
+    /// Recorded time.
+    pub recorded_at: Option<i64>,
+    /// Section of the source it was read in.
+    pub section: Option<String>,
+    /// Memory objects it contradicts (the edge exists both ways).
+    #[serde(default)]
+    pub contradicts: Vec<EdgeRef>,
+    /// Later memory objects that supersede it.
+    #[serde(default)]
+    pub superseded_by: Vec<EdgeRef>,
+    /// Earlier memory objects it supersedes.
+    #[serde(default)]
+    pub supersedes: Vec<EdgeRef>,
+    /// Statements that answer it (for questions).
+    #[serde(default)]
+    pub answered_by: Vec<EdgeRef>,
+    /// Questions it answers.
+    #[serde(default)]
+    pub answers: Vec<EdgeRef>,
+    /// Statements it holds up (for open questions): `BLOCKS` edges; a block ended when the
+    /// question was answered has `t_invalid`.
+    #[serde(default)]
+    pub blocks: Vec<EdgeRef>,
+    /// Open questions holding it up.
+    #[serde(default)]
+    pub blocked_by: Vec<EdgeRef>,
+    /// Number of `SUPPORTS` edges pointing at it.
+    #[serde(default)]
+    pub supported: i64,
+    /// Claims it asserts.
+    #[serde(default)]
+    pub claims: Vec<ClaimRef>,
+    /// The status line of its source when the source declares itself retired (an ADR or PEP
+    /// header such as `Status: Withdrawn` or `Superseded-By: 342`).
+    #[serde(default)]
+    pub source_status: Option<String>,
+    /// Later documents that replaced its source (a `Superseded-By:` or `Replaces:` header):
+    /// each edge's `id` is the newer document's `source_id`.
+    #[serde(default)]
+    pub source_superseded_by: Vec<EdgeRef>,
+}
+
+/// The terms of a node's K (OIDA Eq. 1, docs/priority.md) as the pipeline wrote them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct PriorityTerms {
+    /// Type prior s.
+    pub s: Option<f64>,
+    /// Open-question urgency h.
+    pub h: Option<f64>,
+    /// Usage activation u (recent retrievals).
+    pub u: Option<f64>,
+    /// Evidence activation e (supporting edges).
+    pub e: Option<f64>,
+    /// Graph influence g.
+    pub g: Option<f64>,
+    /// Penalty c: contradictions, supersessions, a retired source.
+    pub c: Option<f64>,
+    /// The decay force λ·Δt·K.
+    pub decay: Option<f64>,
+    /// Δt, the node's age in days (capped).
+    pub dt: Option<f64>,
+}
+
+/// A claim asserted by a memory object.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ClaimRef {
+    /// Name of the subject as written.
+    pub subject: Option<String>,
+    /// Attribute, e.g. `launch_date`.
+    pub attribute: Option<String>,
+    /// Value as normalised.
+    pub value: Option<String>,
+    /// Unit (`EUR`, `date`, …).
+    pub unit: Option<String>,
+    /// Qualifier (`not`, `cap`, …).
+    pub qualifier: Option<String>,
+}
+
+/// Cypher projection of a memory node `m` into a [`MemoryCard`].
+const CARD: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text, '') AS text, \
+     m.title AS title, coalesce(m.source_id, '') AS source_id, \
+     head([(m)-[:DERIVED_FROM]->(s) | s.kind]) AS source_kind, \
+     head([(m)-[:DERIVED_FROM]->(s) | s.occurred_at]) AS occurred_at, \
+     coalesce(m.standing, 'current') AS standing, m.k AS k, \
+     CASE WHEN m.k IS NULL THEN null ELSE {s: m.k_s, h: m.k_h, u: m.k_u, e: m.k_e, g: m.k_g, c: m.k_c, decay: m.k_decay, dt: m.k_dt} END AS k_terms, \
+     m.t_valid AS t_valid, \
+     m.t_invalid AS t_invalid, m.recorded_at AS recorded_at, m.section AS section, \
+     [(m)-[r:CONTRADICTS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS contradicts, \
+     [(o)-[r:SUPERSEDES]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS superseded_by, \
+     [(m)-[r:SUPERSEDES]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS supersedes, \
+     [(o)-[r:ANSWERS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS answered_by, \
+     [(m)-[r:ANSWERS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS answers, \
+     [(m)-[r:BLOCKS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS blocks, \
+     [(o)-[r:BLOCKS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS blocked_by, \
+     size([(o)-[:SUPPORTS]->(m) | 1]) AS supported, \
+     [(m)-[:ASSERTS]->(c:Claim) | {subject: c.subject_name, attribute: c.attribute, value: c.value, unit: c.unit, qualifier: c.qualifier}] AS claims, \
+     head([(m)-[:DERIVED_FROM]->(s)<-[:DERIVED_FROM]-(h) WHERE h.text =~ '(?i)(status: *(superseded|rejected|withdrawn|deprecated|obsolete|replaced)|superseded[- ]by *:?).*' | h.text]) AS source_status, \
+     [(m)-[:DERIVED_FROM]->(s)<-[r:SUPERSEDES]-(n) | {id: n.source_id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS source_superseded_by";
+
+/// Cypher tail turning rows of `(e, hits)` into [`EntityCard`]s: each entity replaced by the
+/// canonical one of its identity component, with the whole component's names, addresses and
+/// vocabulary relations.
+const ENTITY_TAIL: &str = " \
+             WITH coalesce(head([(e)-[:SAME_AS]->(c) | c]), e) AS canon, hits \
+             WITH canon, sum(hits) AS hits \
+             WITH canon, hits, [canon] + [(o)-[:SAME_AS]->(canon) | o] AS members \
+             WITH canon, hits, members, \
+               reduce(acc = [], x IN members | acc + [x.name] + coalesce(x.aliases, [])) AS names, \
+               reduce(acc = [], x IN members | acc + coalesce(x.addresses, [])) AS addresses \
+             RETURN canon.id AS id, canon.kind AS kind, canon.name AS name, \
+               [n IN names WHERE n <> canon.name] AS aliases, addresses, canon.mentions AS mentions, \
+               [x IN members WHERE x <> canon | x.id] AS merged, \
+               reduce(acc = [], x IN members | acc + \
+                 [(x)-[r]->(y:Entity) WHERE type(r) <> 'SAME_AS' | {type: type(r), direction: 'out', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}] + \
+                 [(y:Entity)-[r]->(x) WHERE type(r) <> 'SAME_AS' | {type: type(r), direction: 'in', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}]) AS relations \
+             ORDER BY hits DESC, coalesce(canon.mentions, 0) DESC, canon.id LIMIT $limit";
+
+/// An entity with the names it is known by, merged across its identity component.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct EntityCard {
+    /// Canonical entity id.
+    pub id: String,
+    /// Kind (`Person`, `Project`, …).
+    pub kind: String,
+    /// Canonical name.
+    pub name: String,
+    /// Every alias of the component.
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Every address (e-mail, chat user) of the component.
+    #[serde(default)]
+    pub addresses: Vec<String>,
+    /// Mentions of the canonical entity.
+    pub mentions: Option<i64>,
+    /// Ids of the entities merged into it by identity resolution (`SAME_AS`).
+    #[serde(default)]
+    pub merged: Vec<String>,
+    /// Vocabulary relations of the component's members.
+    #[serde(default)]
+    pub relations: Vec<EntityRelation>,
+}
+
+/// A vocabulary relation seen from an entity.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct EntityRelation {
+    /// Relationship type (`WORKS_ON`, …).
+    #[serde(rename = "type")]
+    pub rel_type: String,
+    /// `out` or `in`.
+    pub direction: String,
+    /// The entity at the other end.
+    pub id: String,
+    /// Its name.
+    pub name: Option<String>,
+    /// Valid from.
+    pub t_valid: Option<i64>,
+    /// Valid until.
+    pub t_invalid: Option<i64>,
+    /// Number of sources stating it.
+    pub support: Option<i64>,
+}
+
+/// A contradiction: two memory objects that disagree, with the edge's times.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ContradictionPair {
+    /// One side (the smaller id).
+    pub a: MemoryCard,
+    /// The other side.
+    pub b: MemoryCard,
+    /// When the disagreement began.
+    pub t_valid: Option<i64>,
+    /// When one side stopped being current, if it did.
+    pub t_invalid: Option<i64>,
+    /// When epigraph learned it.
+    pub recorded_at: Option<i64>,
+}
+
+/// Any node, with its labels and properties.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct NodeView {
+    /// Node id.
+    pub id: String,
+    /// Labels besides `Node`.
+    pub labels: Vec<String>,
+    /// Properties (hashes omitted).
+    #[schema(value_type = Object)]
+    pub properties: BTreeMap<String, serde_json::Value>,
+}
+
+/// A relationship between two nodes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct EdgeView {
+    /// Relationship type.
+    #[serde(rename = "type")]
+    pub rel_type: String,
+    /// Start node id.
+    pub from: String,
+    /// End node id.
+    pub to: String,
+    /// Properties (hashes omitted).
+    #[schema(value_type = Object)]
+    pub properties: BTreeMap<String, serde_json::Value>,
+}
+
+/// Nodes and the relationships between them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Subgraph {
+    /// Nodes, by id order.
+    pub nodes: Vec<NodeView>,
+    /// Relationships.
+    pub edges: Vec<EdgeView>,
+}
+
+/// One step of a typed traversal: a relationship type and its direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hop {
+    /// Relationship type, e.g. `GOVERNED_BY`.
+    pub rel_type: String,
+    /// Follow the relationship against its direction.
+    pub reverse: bool,
+}
+
+impl Hop {
+    /// Parse `GOVERNED_BY`, `governed_by` or `<APPROVED_BY` (reverse).
+    ///
+    /// ```
+    /// use epigraph_sinks::neo4j::Hop;
+    /// let hop = Hop::parse("<approved_by").unwrap();
+    /// assert_eq!((hop.rel_type.as_str(), hop.reverse), ("APPROVED_BY", true));
+    /// assert!(Hop::parse("x]-() DETACH DELETE n //").is_err());
+    /// ```
+    pub fn parse(step: &str) -> Result<Hop, SinkError> {
+        let step = step.trim();
+        let (reverse, name) = match step.strip_prefix('<') {
+            Some(rest) => (true, rest),
+            None => (false, step.strip_prefix('>').unwrap_or(step)),
+        };
+        let rel_type = name.trim().to_ascii_uppercase();
+        if !safe_identifier(&rel_type) {
+            return Err(SinkError::Config(format!(
+                "{step:?} is not a relationship type"
+            )));
+        }
+        Ok(Hop { rel_type, reverse })
+    }
+}
+
+/// Read access to the graph view.
+#[derive(Clone)]
+pub struct GraphReader {
+    graph: Graph,
+}
+
+impl std::fmt::Debug for GraphReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphReader").finish()
+    }
+}
+
+/// Upper bound on rows any read returns.
+pub const MAX_ROWS: usize = 1000;
+
+impl GraphReader {
+    /// A reader over a connected client.
+    pub fn new(graph: Graph) -> Self {
+        GraphReader { graph }
+    }
+
+    async fn rows<T: DeserializeOwned>(
+        &self,
+        q: Query,
+        context: &str,
+    ) -> Result<Vec<T>, SinkError> {
+        let mut stream = self
+            .graph
+            .execute(q)
+            .await
+            .map_err(SinkError::neo4j(context))?;
+        let mut out = Vec::new();
+        while let Some(row) = stream
+            .next()
+            .await
+            .map_err(SinkError::neo4j(context))?
+        {
+            out.push(
+                row.to::<T>()
+                    .map_err(|e| SinkError::Model(format!("{context}: bad row: {e}")))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Cards of the given memory objects of `tenant` (unknown ids are left out).
+    pub async fn memory_cards(
+        &self,
+        tenant: &str,
+        ids: &[String],
+    ) -> Result<HashMap<String, MemoryCard>, SinkError> {
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let text = format!(
+            "UNWIND $ids AS id MATCH (m:Node {{id: id}}) WHERE m:Memory AND m.tenant = $tenant \
+             RETURN {CARD}"
+        );
+        let q = query(&text)
+            .param("ids", ids.to_vec())
+            .param("tenant", tenant);
+        let cards: Vec<MemoryCard> = self.rows(q, "reading memory cards").await?;
+        Ok(cards.into_iter().map(|c| (c.id.clone(), c)).collect())
+    }
+
+    /// Memory objects by descending K, optionally of some types only (`DECISION`, …).
+    pub async fn priorities(
+        &self,
+        tenant: &str,
+        types: &[String],
+        top: usize,
+    ) -> Result<Vec<MemoryCard>, SinkError> {
+        let text = format!(
+            "MATCH (m:Memory) WHERE m.tenant = $tenant AND (size($types) = 0 OR m.type IN $types) \
+             WITH m ORDER BY coalesce(m.k, -1.0) DESC, m.id LIMIT $top RETURN {CARD}"
+        );
+        let q = query(&text)
+            .param("tenant", tenant)
+            .param("types", types.to_vec())
+            .param("top", top.min(MAX_ROWS) as i64);
+        self.rows(q, "reading priorities").await
+    }
+
+    /// Questions that are open now, or that were open at `as_of` (answered later), by
+    /// descending K then age.
+    pub async fn open_questions(
+        &self,
+        tenant: &str,
+        as_of: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<MemoryCard>, SinkError> {
+        let text = format!(
+            "MATCH (m:Question) WHERE m.tenant = $tenant AND (m.standing = 'open' OR \
+             ($as_of >= 0 AND m.t_invalid > $as_of)) \
+             WITH m ORDER BY coalesce(m.k, 0.0) DESC, coalesce(m.t_valid, 0) ASC, m.id \
+             LIMIT $limit RETURN {CARD}"
+        );
+        let q = query(&text)
+            .param("tenant", tenant)
+            .param("as_of", as_of.unwrap_or(-1))
+            .param("limit", limit.min(MAX_ROWS) as i64);
+        self.rows(q, "reading open questions").await
+    }
+
+    /// Contradiction pairs, newest first; only the ones still standing unless
+    /// `include_resolved`.
+    pub async fn contradictions(
+        &self,
+        tenant: &str,
+        include_resolved: bool,
+        limit: usize,
+    ) -> Result<Vec<ContradictionPair>, SinkError> {
+        let a_card = CARD.replace("m.", "a.").replace("(m)", "(a)");
+        let b_card = CARD.replace("m.", "b.").replace("(m)", "(b)");
+        let text = format!(
+            "MATCH (a:Memory)-[r:CONTRADICTS]->(b:Memory) WHERE a.tenant = $tenant AND a.id < b.id \
+             AND ($resolved OR r.t_invalid IS NULL) \
+             WITH a, b, r ORDER BY coalesce(r.t_valid, 0) DESC, a.id, b.id LIMIT $limit \
+             CALL (a) {{ RETURN {{{}}} AS a_card }} \
+             CALL (b) {{ RETURN {{{}}} AS b_card }} \
+             RETURN a_card AS a, b_card AS b, r.t_valid AS t_valid, r.t_invalid AS t_invalid, \
+             r.recorded_at AS recorded_at",
+            as_map(&a_card),
+            as_map(&b_card)
+        );
+        let q = query(&text)
+            .param("tenant", tenant)
+            .param("resolved", include_resolved)
+            .param("limit", limit.min(MAX_ROWS) as i64);
+        self.rows(q, "reading contradictions").await
+    }
+
+    /// Entities whose name, alias or address matches `name` (case-insensitive; `exact` or as a
+    /// substring), each reported as its canonical entity with the whole component's names.
+    pub async fn entities(
+        &self,
+        tenant: &str,
+        name: &str,
+        exact: bool,
+        limit: usize,
+    ) -> Result<Vec<EntityCard>, SinkError> {
+        let text = format!(
+            "MATCH (e:Entity) WHERE e.tenant = $tenant AND ( \
+               ($exact AND (toLower(e.name) = $q OR any(a IN coalesce(e.aliases, []) WHERE toLower(a) = $q))) \
+               OR (NOT $exact AND (toLower(e.name) CONTAINS $q OR any(a IN coalesce(e.aliases, []) WHERE toLower(a) CONTAINS $q))) \
+               OR any(a IN coalesce(e.addresses, []) WHERE toLower(a) = $q) OR e.id = $raw) \
+             WITH e, 0 AS hits{ENTITY_TAIL}"
+        );
+        let q = query(&text)
+            .param("tenant", tenant)
+            .param("q", name.trim().to_lowercase())
+            .param("raw", name.trim())
+            .param("exact", exact)
+            .param("limit", limit.min(MAX_ROWS) as i64);
+        let cards: Vec<EntityCard> = self.rows(q, "looking up entities").await?;
+        Ok(tidy(cards))
+    }
+
+    /// The entities the given memory objects mention, as canonical entities, most mentioned
+    /// by them first.
+    pub async fn mentioned_entities(
+        &self,
+        tenant: &str,
+        memory_ids: &[String],
+        limit: usize,
+    ) -> Result<Vec<EntityCard>, SinkError> {
+        if memory_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let text = format!(
+            "UNWIND $ids AS mid MATCH (m:Node {{id: mid}}) WHERE m.tenant = $tenant \
+             MATCH (m)-[:MENTIONS]->(e:Entity) WITH e, count(*) AS hits{ENTITY_TAIL}"
+        );
+        let q = query(&text)
+            .param("ids", memory_ids.to_vec())
+            .param("tenant", tenant)
+            .param("limit", limit.min(MAX_ROWS) as i64);
+        let cards: Vec<EntityCard> = self.rows(q, "reading mentioned entities").await?;
+        Ok(tidy(cards))
+    }
+
+    /// The memory objects about an entity (by name, alias or id), across its identity
+    /// component: those that mention it and those asserting a claim about it, oldest first.
+    pub async fn timeline(
+        &self,
+        tenant: &str,
+        subject: &str,
+        types: &[String],
+        limit: usize,
+    ) -> Result<(Vec<EntityCard>, Vec<MemoryCard>), SinkError> {
+        let entities = self.entities(tenant, subject, true, 20).await?;
+        let mut ids: Vec<String> = Vec::new();
+        for e in &entities {
+            ids.push(e.id.clone());
+            ids.extend(e.merged.iter().cloned());
+        }
+        if ids.is_empty() {
+            return Ok((entities, Vec::new()));
+        }
+        let text = format!(
+            "UNWIND $ids AS eid MATCH (x:Node {{id: eid}}) WHERE x.tenant = $tenant \
+             CALL (x) {{ \
+               MATCH (m:Memory)-[:MENTIONS]->(x) RETURN m \
+               UNION MATCH (m:Memory)-[:ASSERTS]->(:Claim)-[:ABOUT]->(x) RETURN m }} \
+             WITH DISTINCT m WHERE size($types) = 0 OR m.type IN $types \
+             WITH m ORDER BY coalesce(m.t_valid, 0) ASC, m.id LIMIT $limit RETURN {CARD}"
+        );
+        let q = query(&text)
+            .param("ids", ids)
+            .param("tenant", tenant)
+            .param("types", types.to_vec())
+            .param("limit", limit.min(MAX_ROWS) as i64);
+        let cards = self.rows(q, "reading a timeline").await?;
+        Ok((entities, cards))
+    }
+
+    /// One node of `tenant` with its labels and properties.
+    pub async fn node(&self, tenant: &str, id: &str) -> Result<Option<NodeView>, SinkError> {
+        let q = query(
+            "MATCH (n:Node {id: $id}) WHERE n.tenant = $tenant \
+             RETURN n.id AS id, [l IN labels(n) WHERE l <> 'Node'] AS labels, properties(n) AS properties",
+        )
+        .param("id", id)
+        .param("tenant", tenant);
+        let mut nodes: Vec<NodeView> = self.rows(q, "reading a node").await?;
+        Ok(nodes.pop().map(clean_node))
+    }
+
+    /// The nodes within `hops` (1–3) of a node and the relationships between them, at most
+    /// `limit` nodes (nearest first).
+    pub async fn neighborhood(
+        &self,
+        tenant: &str,
+        id: &str,
+        hops: u8,
+        limit: usize,
+    ) -> Result<Option<Subgraph>, SinkError> {
+        let hops = hops.clamp(1, 3);
+        let text = format!(
+            "MATCH (n:Node {{id: $id}}) WHERE n.tenant = $tenant \
+             OPTIONAL MATCH p = (n)-[*1..{hops}]-(x:Node) WHERE x.tenant = $tenant \
+             WITH n, x, min(length(p)) AS d ORDER BY d, x.id LIMIT $limit \
+             WITH n, [y IN collect(x) WHERE y IS NOT NULL] AS xs \
+             WITH [n] + xs AS ns \
+             UNWIND ns AS a \
+             RETURN a.id AS id, [l IN labels(a) WHERE l <> 'Node'] AS labels, properties(a) AS properties"
+        );
+        let q = query(&text)
+            .param("id", id)
+            .param("tenant", tenant)
+            .param("limit", limit.min(MAX_ROWS) as i64);
+        let nodes: Vec<NodeView> = self.rows(q, "reading a neighbourhood").await?;
+        if nodes.is_empty() {
+            return Ok(None);
+        }
+        let ids: Vec<String> = nodes.iter().map(|n| n.id.clone()).collect();
+        let edges = self.edges_between(tenant, &ids).await?;
+        Ok(Some(Subgraph {
+            nodes: nodes.into_iter().map(clean_node).collect(),
+            edges,
+        }))
+    }
+
+    async fn edges_between(
+        &self,
+        tenant: &str,
+        ids: &[String],
+    ) -> Result<Vec<EdgeView>, SinkError> {
+        let q = query(
+            "MATCH (a:Node)-[r]->(b:Node) WHERE a.id IN $ids AND b.id IN $ids AND a.tenant = $tenant \
+             RETURN type(r) AS rel_type, a.id AS from, b.id AS to, properties(r) AS properties \
+             ORDER BY from, rel_type, to",
+        )
+        .param("ids", ids.to_vec())
+        .param("tenant", tenant);
+        #[derive(Deserialize)]
+        struct Row {
+            rel_type: String,
+            from: String,
+            to: String,
+            properties: BTreeMap<String, serde_json::Value>,
+        }
+        let rows: Vec<Row> = self.rows(q, "reading relationships").await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| EdgeView {
+                rel_type: r.rel_type,
+                from: r.from,
+                to: r.to,
+                properties: without_hashes(r.properties),
+            })
+            .collect())
+    }
+
+    /// Every path from the node `from` that follows `hops` in order (e.g. project
+    /// `GOVERNED_BY` policy, `<EXCEPTION_TO` exception, `APPROVED_BY` person), as node lists,
+    /// at most `limit` paths.
+    pub async fn traverse(
+        &self,
+        tenant: &str,
+        from: &str,
+        hops: &[Hop],
+        limit: usize,
+    ) -> Result<Vec<Vec<NodeView>>, SinkError> {
+        if hops.is_empty() || hops.len() > 6 {
+            return Err(SinkError::Config(
+                "a traversal has between 1 and 6 hops".into(),
+            ));
+        }
+        let mut pattern = String::from("(n0:Node {id: $from})");
+        for (i, hop) in hops.iter().enumerate() {
+            if !safe_identifier(&hop.rel_type) {
+                return Err(SinkError::Config(format!(
+                    "{:?} is not a relationship type",
+                    hop.rel_type
+                )));
+            }
+            let (left, right) = if hop.reverse {
+                ("<-", "-")
+            } else {
+                ("-", "->")
+            };
+            pattern.push_str(&format!(
+                "{left}[:{}]{right}(n{}:Node)",
+                hop.rel_type,
+                i + 1
+            ));
+        }
+        let text = format!(
+            "MATCH p = {pattern} WHERE all(x IN nodes(p) WHERE x.tenant = $tenant) \
+             WITH p LIMIT $limit \
+             RETURN [x IN nodes(p) | {{id: x.id, labels: [l IN labels(x) WHERE l <> 'Node'], properties: properties(x)}}] AS path",
+        );
+        let q = query(&text)
+            .param("from", from)
+            .param("tenant", tenant)
+            .param("limit", limit.min(MAX_ROWS) as i64);
+        #[derive(Deserialize)]
+        struct Row {
+            path: Vec<NodeView>,
+        }
+        let rows: Vec<Row> = self.rows(q, "traversing").await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| r.path.into_iter().map(clean_node).collect())
+            .collect())
+    }
+}
+
+/// Aliases and addresses sorted and without repeats.
+fn tidy(mut cards: Vec<EntityCard>) -> Vec<EntityCard> {
+    for card in &mut cards {
+        card.aliases.sort();
+        card.aliases.dedup();
+        card.addresses.sort();
+        card.addresses.dedup();
+    }
+    cards
+}
+
+/// `a.id AS id, …` → `id: a.id, …` (a projection turned into a map literal body).
+fn as_map(projection: &str) -> String {
+    split_top_level(projection)
+        .into_iter()
+        .map(|item| {
+            let (expr, name) = item
+                .rsplit_once(" AS ")
+                .expect("every projection item is aliased");
+            format!("{}: {}", name.trim(), expr.trim())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Split at commas outside brackets, braces and parentheses.
+fn split_top_level(text: &str) -> Vec<String> {
+    let (mut depth, mut current, mut out) = (0i32, String::new(), Vec::new());
+    for c in text.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut current));
+                continue;
+            }
+            _ => {}
+        }
+        current.push(c);
+    }
+    if !current.trim().is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+fn without_hashes(
+    mut properties: BTreeMap<String, serde_json::Value>,
+) -> BTreeMap<String, serde_json::Value> {
+    properties.remove("content_hash");
+    properties.remove(super::sink::PROPERTIES_HASH);
+    properties
+}
+
+fn clean_node(mut node: NodeView) -> NodeView {
+    node.properties = without_hashes(node.properties);
+    node
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_projection_becomes_a_map_literal() {
+        assert_eq!(
+            as_map("a.id AS id, [(a)-[r]->(o) | {id: o.id, t: r.t}] AS xs"),
+            "id: a.id, xs: [(a)-[r]->(o) | {id: o.id, t: r.t}]"
+        );
+    }
+
+    #[test]
+    fn the_card_projection_has_one_alias_per_field() {
+        let names: Vec<String> = split_top_level(CARD)
+            .iter()
+            .map(|i| i.rsplit_once(" AS ").unwrap().1.trim().to_string())
+            .collect();
+        assert_eq!(names.len(), 25);
+        assert!(
+            names.contains(&"k_terms".to_string())
+                && names.contains(&"blocks".to_string())
+                && names.contains(&"contradicts".to_string())
+                && names.contains(&"claims".to_string())
+                && names.contains(&"source_superseded_by".to_string())
+        );
+    }
+}

@@ -1,0 +1,465 @@
+use std::path::Path;
+use std::time::UNIX_EPOCH;
+
+use epigraph_schemas::{SourceEvent, SourceKind};
+use walkdir::WalkDir;
+
+use sha2::{Digest, Sha256};
+use similar::{Algorithm, DiffOp, capture_diff_slices};
+
+use super::{DocsConfig, LineStamp, Manifest};
+use crate::SourceError;
+use crate::kafka::DeadLetter;
+
+/// What a scan of a folder found, against the previous manifest.
+#[derive(Debug, Default)]
+pub struct DocsScan {
+    /// New or changed files, and tombstones of removed ones.
+    pub events: Vec<SourceEvent>,
+    /// Files that could not be read as text.
+    pub dead_letters: Vec<DeadLetter>,
+    /// Files whose content did not change since the last publication.
+    pub unchanged: usize,
+    /// The manifest to save once `events` are acknowledged.
+    pub next_manifest: Manifest,
+}
+
+/// Scan `root` for documents and diff them against `previous`.
+///
+/// ```
+/// use epigraph_sources::docs::{DocsConfig, Manifest, scan_folder};
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("a.md"), "# Alpha\nWe ship in June.").unwrap();
+/// let scan = scan_folder(dir.path(), "acme", &DocsConfig::default(), &Manifest::default(), 65536).unwrap();
+/// assert_eq!(scan.events.len(), 1);
+/// assert_eq!(scan.events[0].title.as_deref(), Some("Alpha"));
+/// assert_eq!(scan.events[0].key(), "acme/a.md");
+/// let again = scan_folder(dir.path(), "acme", &DocsConfig::default(), &scan.next_manifest, 65536).unwrap();
+/// assert_eq!((again.events.len(), again.unchanged), (0, 1));
+/// ```
+pub fn scan_folder(
+    root: &Path,
+    tenant: &str,
+    config: &DocsConfig,
+    previous: &Manifest,
+    dead_letter_max_bytes: usize,
+) -> Result<DocsScan, SourceError> {
+    crate::scan::check_tenant(tenant)?;
+    let root = root.canonicalize().map_err(SourceError::io(root))?;
+    let now = crate::now_millis();
+    let mut scan = DocsScan {
+        next_manifest: Manifest {
+            tenant: tenant.to_string(),
+            root: root.display().to_string(),
+            ..Manifest::default()
+        },
+        ..DocsScan::default()
+    };
+    let walker = WalkDir::new(&root)
+        .follow_links(config.follow_links)
+        .sort_by_file_name();
+    for entry in walker {
+        let entry = entry.map_err(|e| {
+            let path = e
+                .path()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| root.clone());
+            SourceError::io(path)(e.into())
+        })?;
+        if !entry.file_type().is_file() || !wanted(entry.path(), config) {
+            continue;
+        }
+        let relative = entry
+            .path()
+            .strip_prefix(&root)
+            .expect("walk stays under root");
+        let source_id = relative.to_string_lossy().replace('\\', "/");
+        let letter = |reason: String, raw: &[u8]| {
+            DeadLetter::new(
+                &reason,
+                "docs",
+                Some(tenant),
+                &entry.path().display().to_string(),
+                raw,
+                dead_letter_max_bytes,
+            )
+        };
+        let metadata = entry
+            .metadata()
+            .map_err(|e| SourceError::io(entry.path())(e.into()))?;
+        if metadata.len() > config.max_file_bytes {
+            let reason = format!(
+                "file is {} bytes, over the {} byte limit",
+                metadata.len(),
+                config.max_file_bytes
+            );
+            scan.dead_letters.push(letter(reason, &[]));
+            keep_previous(&mut scan.next_manifest, previous, &source_id);
+            continue;
+        }
+        let bytes = std::fs::read(entry.path()).map_err(SourceError::io(entry.path()))?;
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let reason = format!(
+                    "not UTF-8 text (invalid byte at offset {})",
+                    e.utf8_error().valid_up_to()
+                );
+                scan.dead_letters.push(letter(reason, e.as_bytes()));
+                keep_previous(&mut scan.next_manifest, previous, &source_id);
+                continue;
+            }
+        };
+        let is_html = relative
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+        let (text, html_title) = if is_html {
+            (crate::html::html_to_text(&text), html_title(&text))
+        } else {
+            (text, None)
+        };
+        let title = html_title.or_else(|| title_of(&text)).or_else(|| {
+            relative
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        });
+        let modified = metadata
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as i64);
+        // A date the document declares ("Date: 12 October 2026") is when what it says was
+        // written; the file's modification time is only when it was checked out or copied.
+        let declared = declared_date(&text);
+        let stamps = line_stamps(
+            previous.lines.get(&source_id).map(Vec::as_slice),
+            &text,
+            declared.or(modified).unwrap_or(now),
+        );
+        let written = written_spans(&text, &stamps);
+        let mut event =
+            SourceEvent::upsert(tenant, SourceKind::Document, &source_id, title, text, now);
+        event.occurred_at = declared.or(modified);
+        if declared.is_some() {
+            event.extras.insert("date".into(), "declared".into());
+        }
+        let format = relative
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        event.extras.insert("format".into(), format);
+        event.extras.insert("path".into(), source_id.clone());
+        if let Some(written) = written {
+            event.extras.insert("written".into(), written);
+        }
+        scan.next_manifest.lines.insert(source_id.clone(), stamps);
+        scan.next_manifest
+            .files
+            .insert(source_id.clone(), event.version.clone());
+        if previous.files.get(&source_id) == Some(&event.version) {
+            scan.unchanged += 1;
+        } else {
+            scan.events.push(event);
+        }
+    }
+    for removed in previous
+        .files
+        .keys()
+        .filter(|path| !scan.next_manifest.files.contains_key(*path))
+    {
+        scan.events.push(SourceEvent::tombstone(
+            tenant,
+            SourceKind::Document,
+            removed,
+            now,
+        ));
+    }
+    Ok(scan)
+}
+
+/// A file that became unreadable keeps its last good version: it is not tombstoned.
+fn keep_previous(next: &mut Manifest, previous: &Manifest, source_id: &str) {
+    if let Some(version) = previous.files.get(source_id) {
+        next.files.insert(source_id.to_string(), version.clone());
+    }
+    if let Some(lines) = previous.lines.get(source_id) {
+        next.lines.insert(source_id.to_string(), lines.clone());
+    }
+}
+
+/// When each line of `text` was written: a line the previous version had, at the same place in
+/// the diff of the two versions (Myers, over line hashes), keeps its time; any other line was
+/// written `at`.
+///
+/// ```
+/// use epigraph_sources::docs::{LineStamp, line_stamps};
+/// let first = line_stamps(None, "# Plan\nWe ship in May.\nOwner: Maya.\n", 100);
+/// assert!(first.iter().all(|LineStamp(_, at)| *at == 100));
+/// let second = line_stamps(Some(&first), "# Plan\nWe ship in June.\nOwner: Maya.\nRisk: SSO.\n", 200);
+/// let times: Vec<i64> = second.iter().map(|LineStamp(_, at)| *at).collect();
+/// assert_eq!(times, [100, 200, 100, 200]);
+/// ```
+pub fn line_stamps(previous: Option<&[LineStamp]>, text: &str, at: i64) -> Vec<LineStamp> {
+    let hashes: Vec<u64> = text.split_inclusive('\n').map(line_hash).collect();
+    let mut stamps: Vec<LineStamp> = hashes.iter().map(|h| LineStamp(*h, at)).collect();
+    if let Some(previous) = previous {
+        let old: Vec<u64> = previous.iter().map(|LineStamp(h, _)| *h).collect();
+        for op in capture_diff_slices(Algorithm::Myers, &old, &hashes) {
+            if let DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } = op
+            {
+                for k in 0..len {
+                    stamps[new_index + k].1 = previous[old_index + k].1;
+                }
+            }
+        }
+    }
+    stamps
+}
+
+/// The `written` extra for `text` whose lines were written at `stamps` (from [`line_stamps`]):
+/// `start-end@ms` character spans, consecutive lines of one time merged; `None` when every line
+/// was written at once (the event's `occurred_at` says it all).
+///
+/// ```
+/// use epigraph_sources::docs::{LineStamp, written_spans};
+/// let text = "# Plan\nWe ship in June.\nOwner: Maya.\n";
+/// let stamps = [LineStamp(1, 100), LineStamp(2, 200), LineStamp(3, 100)];
+/// assert_eq!(written_spans(text, &stamps).as_deref(), Some("0-7@100;7-24@200;24-37@100"));
+/// assert_eq!(written_spans(text, &[LineStamp(1, 5), LineStamp(2, 5), LineStamp(3, 5)]), None);
+/// ```
+pub fn written_spans(text: &str, stamps: &[LineStamp]) -> Option<String> {
+    let first = stamps.first()?.1;
+    if stamps.iter().all(|LineStamp(_, at)| *at == first) {
+        return None;
+    }
+    let mut spans: Vec<(usize, usize, i64)> = Vec::new();
+    let mut chars = 0;
+    for (line, LineStamp(_, at)) in text.split_inclusive('\n').zip(stamps) {
+        let end = chars + line.chars().count();
+        match spans.last_mut() {
+            Some(last) if last.2 == *at => last.1 = end,
+            _ => spans.push((chars, end, *at)),
+        }
+        chars = end;
+    }
+    Some(
+        spans
+            .iter()
+            .map(|(start, end, at)| format!("{start}-{end}@{at}"))
+            .collect::<Vec<_>>()
+            .join(";"),
+    )
+}
+
+fn line_hash(line: &str) -> u64 {
+    let digest = Sha256::digest(line.trim_end().as_bytes());
+    u64::from_le_bytes(digest[..8].try_into().expect("eight bytes"))
+}
+
+fn wanted(path: &Path, config: &DocsConfig) -> bool {
+    let hidden = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+    let extension = path.extension().map(|e| e.to_string_lossy().to_lowercase());
+    !hidden && extension.is_some_and(|e| config.extensions.contains(&e))
+}
+
+/// The `<title>` of an HTML page, or its first `<h1>`, as text.
+fn html_title(html: &str) -> Option<String> {
+    let lower = html.to_ascii_lowercase();
+    ["title", "h1"].iter().find_map(|tag| {
+        let open = lower.find(&format!("<{tag}"))?;
+        let start = open + lower[open..].find('>')? + 1;
+        let end = start + lower[start..].find(&format!("</{tag}"))?;
+        let text = crate::html::html_to_text(&html[start..end]);
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        (!text.is_empty()).then_some(text)
+    })
+}
+
+/// Header keys that declare when a document was written, most telling first.
+const DATE_KEYS: [&str; 7] = [
+    "date",
+    "last updated",
+    "last-updated",
+    "last modified",
+    "last-modified",
+    "created",
+    "creation-date",
+];
+
+/// The date a document declares in a header line of its first 40 lines (`Date: 12 October
+/// 2026`, `Last updated: 2026-06-18`, `Created: 3-Jan-2001`, `creation-date: 2020-03-02`), as
+/// ms since the Unix epoch at midnight UTC; a `Date:` line wins over `Last updated:`, which
+/// wins over `Created:`.
+///
+/// ```
+/// use epigraph_sources::docs::declared_date;
+/// let day = |y, m, d| chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap()
+///     .and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis();
+/// assert_eq!(declared_date("# Memo\n\nFrom: Omar\nDate: 7 October 2026\n"), Some(day(2026, 10, 7)));
+/// assert_eq!(declared_date("Status: Accepted\nDate: 2026-06-18\n"), Some(day(2026, 6, 18)));
+/// assert_eq!(declared_date("Created: 13-Jun-2000\nLast updated: March 3, 2021"), Some(day(2021, 3, 3)));
+/// assert_eq!(declared_date("The date: to be decided."), None);
+/// ```
+pub fn declared_date(text: &str) -> Option<i64> {
+    let mut found: Vec<(usize, i64)> = text
+        .lines()
+        .take(40)
+        .filter_map(|line| {
+            let line = line.trim().trim_start_matches(['*', '-', '#', '>', ' ']);
+            let (key, value) = line.split_once(':')?;
+            let key = key.trim().trim_matches('*').trim().to_lowercase();
+            let rank = DATE_KEYS.iter().position(|k| *k == key)?;
+            Some((
+                rank,
+                parse_date(value.trim().trim_matches(['*', '"', '\'']))?,
+            ))
+        })
+        .collect();
+    found.sort();
+    found.first().map(|(_, at)| *at)
+}
+
+/// A calendar date in one of the common written forms.
+fn parse_date(value: &str) -> Option<i64> {
+    const FORMATS: [&str; 8] = [
+        "%Y-%m-%d",
+        "%d %B %Y",
+        "%d %b %Y",
+        "%B %d, %Y",
+        "%b %d, %Y",
+        "%d-%b-%Y",
+        "%Y/%m/%d",
+        "%d.%m.%Y",
+    ];
+    // "2026-06-18T10:00:00Z" or "2026-06-18 (revised)": the leading date.
+    let head: String = value.chars().take(40).collect();
+    let candidates = [
+        head.as_str(),
+        head.split(['T', '(']).next().unwrap_or("").trim(),
+        head.split_whitespace().next().unwrap_or(""),
+    ];
+    candidates.iter().find_map(|c| {
+        FORMATS.iter().find_map(|f| {
+            chrono::NaiveDate::parse_from_str(c.trim_end_matches(['.', ',']), f)
+                .ok()
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+                .map(|d| d.and_utc().timestamp_millis())
+        })
+    })
+}
+
+/// The first Markdown heading (`# Title`) or, for ADR-style files, a `Title:` header.
+fn title_of(text: &str) -> Option<String> {
+    text.lines().take(40).find_map(|line| {
+        let line = line.trim();
+        let heading = line
+            .strip_prefix('#')
+            .map(|rest| rest.trim_start_matches('#'));
+        heading
+            .or_else(|| line.strip_prefix("Title:"))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removed_files_become_tombstones_and_bad_bytes_dead_letters() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("keep.txt"), "kept").unwrap();
+        std::fs::write(dir.path().join("gone.md"), "# Gone\nbye").unwrap();
+        std::fs::write(dir.path().join("ignored.bin"), [0u8, 1, 2]).unwrap();
+        let config = DocsConfig::default();
+        let first = scan_folder(dir.path(), "t", &config, &Manifest::default(), 1024).unwrap();
+        assert_eq!(first.events.len(), 2);
+        std::fs::remove_file(dir.path().join("gone.md")).unwrap();
+        std::fs::write(dir.path().join("latin1.txt"), [b'c', b'a', b'f', 0xE9]).unwrap();
+        let second = scan_folder(dir.path(), "t", &config, &first.next_manifest, 1024).unwrap();
+        assert_eq!(second.unchanged, 1);
+        assert_eq!(second.events.len(), 1);
+        assert_eq!(
+            (second.events[0].op, second.events[0].source_id.as_str()),
+            (epigraph_schemas::Op::Delete, "gone.md")
+        );
+        assert_eq!(second.dead_letters.len(), 1);
+        assert!(
+            second.dead_letters[0].reason.contains("not UTF-8"),
+            "{}",
+            second.dead_letters[0].reason
+        );
+        assert!(!second.next_manifest.files.contains_key("gone.md"));
+    }
+
+    fn touch(path: &Path, text: &str, at_ms: u64) {
+        std::fs::write(path, text).unwrap();
+        let at = UNIX_EPOCH + std::time::Duration::from_millis(at_ms);
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(at)
+            .unwrap();
+    }
+
+    #[test]
+    fn a_republished_file_says_when_each_kept_line_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.md");
+        let (t1, t2, t3) = (1_780_000_000_000, 1_780_086_400_000, 1_780_172_800_000);
+        touch(&path, "# Plan\n\nWe ship Atlas in May.\nOwner: Maya.\n", t1);
+        let config = DocsConfig::default();
+        let first = scan_folder(dir.path(), "t", &config, &Manifest::default(), 1024).unwrap();
+        assert_eq!(first.events[0].extras.get("written"), None, "all new");
+        touch(
+            &path,
+            "# Plan\n\nWe ship Atlas in June.\nOwner: Maya.\nRisk: SSO.\n",
+            t2,
+        );
+        let second = scan_folder(dir.path(), "t", &config, &first.next_manifest, 1024).unwrap();
+        // "# Plan\n\n" (8 characters) and "Owner: Maya.\n" were kept from t1.
+        assert_eq!(
+            second.events[0].extras.get("written").map(String::as_str),
+            Some(format!("0-8@{t1};8-31@{t2};31-44@{t1};44-55@{t2}").as_str())
+        );
+        // The manifest survives a save and a load; a third edit keeps both earlier times.
+        let state = tempfile::tempdir().unwrap();
+        second.next_manifest.save(state.path()).unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let loaded = Manifest::load(state.path(), "t", &root).unwrap();
+        assert_eq!(loaded, second.next_manifest);
+        touch(
+            &path,
+            "# Plan\n\nWe ship Atlas in June.\nOwner: Tom.\nRisk: SSO.\n",
+            t3,
+        );
+        let third = scan_folder(dir.path(), "t", &config, &loaded, 1024).unwrap();
+        assert_eq!(
+            third.events[0].extras.get("written").map(String::as_str),
+            Some(format!("0-8@{t1};8-31@{t2};31-43@{t3};43-54@{t2}").as_str())
+        );
+    }
+
+    #[test]
+    fn invalid_tenant_is_a_config_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = scan_folder(
+            dir.path(),
+            "a/b",
+            &DocsConfig::default(),
+            &Manifest::default(),
+            1,
+        )
+        .unwrap_err();
+        assert!(matches!(err, SourceError::Config(_)));
+    }
+}

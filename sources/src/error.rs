@@ -1,0 +1,62 @@
+//! The sources' error type: every variant knows whose fault it is and whether a retry helps.
+
+use std::path::PathBuf;
+
+pub use epigraph_schemas::Fault;
+
+/// A failure in a source or in the Kafka client.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// Kafka refused or failed an operation.
+    #[error("kafka: {context}: {source}")]
+    Kafka {
+        /// What was being done.
+        context: String,
+        /// The client's error.
+        #[source]
+        source: rdkafka::error::KafkaError,
+    },
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A configuration value is invalid.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// An item could not be encoded into its schema.
+    #[error("encoding: {0}")]
+    Codec(#[from] epigraph_schemas::CodecError),
+}
+
+impl SourceError {
+    /// Whose fault the failure is.
+    pub fn fault(&self) -> Fault {
+        match self {
+            SourceError::Kafka { .. } | SourceError::Io { .. } => Fault::ExternalService,
+            SourceError::Config(_) => Fault::UserInput,
+            SourceError::Codec(_) => Fault::Internal,
+        }
+    }
+
+    /// Whether retrying the same operation may succeed.
+    pub fn retryable(&self) -> bool {
+        self.fault() == Fault::ExternalService
+    }
+
+    pub(crate) fn kafka(
+        context: impl Into<String>,
+    ) -> impl FnOnce(rdkafka::error::KafkaError) -> Self {
+        let context = context.into();
+        move |source| SourceError::Kafka { context, source }
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.into();
+        move |source| SourceError::Io { path, source }
+    }
+}

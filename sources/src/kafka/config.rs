@@ -1,0 +1,86 @@
+use epigraph_schemas::SourceKind;
+use serde::{Deserialize, Serialize};
+
+/// How epigraph reaches Kafka and shapes its topics.
+///
+/// ```toml
+/// [kafka]
+/// bootstrap = "127.0.0.1:9092"
+/// partitions = 1
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct KafkaConfig {
+    /// Bootstrap servers, comma separated. Default `127.0.0.1:9092` (the local script's broker).
+    pub bootstrap: String,
+    /// Partitions of each event topic when epigraph creates it. Default 1.
+    pub partitions: i32,
+    /// Replication factor of created topics. Default 1 (one broker).
+    pub replication: i32,
+    /// Consumer group of `epigraph run`; offsets are committed there after both sinks acknowledged
+    /// an epoch. Default `epigraph-run`.
+    pub group_id: String,
+    /// Producer linger in milliseconds: how long to wait to fill a batch. Default 20.
+    pub linger_ms: u32,
+    /// Producer compression codec (`none`, `gzip`, `snappy`, `lz4`). Default `lz4`.
+    pub compression: String,
+    /// Largest raw payload kept in a dead letter, in bytes. Default 65536.
+    pub dead_letter_max_bytes: usize,
+    /// Prefix of every topic name: `<prefix>.events.<kind>`, `<prefix>.dlq`,
+    /// `<prefix>.feedback`. Default `epigraph`; another prefix keeps a second deployment (or a
+    /// benchmark) apart on the same cluster.
+    pub topic_prefix: String,
+}
+
+impl KafkaConfig {
+    /// The event topic of one source kind.
+    ///
+    /// ```
+    /// use epigraph_sources::kafka::KafkaConfig;
+    /// use epigraph_schemas::SourceKind;
+    /// assert_eq!(KafkaConfig::default().events_topic(SourceKind::Chat), "epigraph.events.chat");
+    /// ```
+    pub fn events_topic(&self, kind: SourceKind) -> String {
+        format!("{}.events.{}", self.topic_prefix, kind.as_str())
+    }
+
+    /// All event topics, in schema order.
+    pub fn all_event_topics(&self) -> Vec<String> {
+        SourceKind::ALL
+            .iter()
+            .map(|k| self.events_topic(*k))
+            .collect()
+    }
+
+    /// The dead-letter topic.
+    pub fn dlq_topic(&self) -> String {
+        format!("{}.dlq", self.topic_prefix)
+    }
+
+    /// The feedback topic.
+    pub fn feedback_topic(&self) -> String {
+        format!("{}.feedback", self.topic_prefix)
+    }
+
+    /// The change-notice topic: after each epoch written to the stores, `epigraph run` says
+    /// which tenants changed (key: the tenant), so live readers (the dashboard feed) refresh
+    /// without polling.
+    pub fn changes_topic(&self) -> String {
+        format!("{}.changes", self.topic_prefix)
+    }
+}
+
+impl Default for KafkaConfig {
+    fn default() -> Self {
+        KafkaConfig {
+            bootstrap: "127.0.0.1:9092".into(),
+            partitions: 1,
+            replication: 1,
+            group_id: "epigraph-run".into(),
+            linger_ms: 20,
+            compression: "lz4".into(),
+            dead_letter_max_bytes: 64 * 1024,
+            topic_prefix: "epigraph".into(),
+        }
+    }
+}

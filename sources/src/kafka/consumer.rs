@@ -1,0 +1,189 @@
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};
+use rdkafka::message::Message;
+use rdkafka::{ClientConfig, Offset, TopicPartitionList};
+
+use super::KafkaConfig;
+use crate::SourceError;
+
+const METADATA_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A message copied out of the consumer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawMessage {
+    /// Topic it was read from.
+    pub topic: String,
+    /// Partition.
+    pub partition: i32,
+    /// Offset inside the partition.
+    pub offset: i64,
+    /// Key bytes (`<tenant>/<source_id>` for events).
+    pub key: Option<Vec<u8>>,
+    /// Payload bytes; `None` is a Kafka tombstone.
+    pub payload: Option<Vec<u8>>,
+}
+
+impl RawMessage {
+    /// `topic/partition@offset`, for dead letters and logs.
+    pub fn location(&self) -> String {
+        format!("{}/{}@{}", self.topic, self.partition, self.offset)
+    }
+}
+
+/// The outcome of one poll.
+#[derive(Debug)]
+pub enum Polled {
+    /// A message arrived.
+    Message(RawMessage),
+    /// Nothing arrived within the timeout.
+    Idle,
+}
+
+/// Reads every partition of the given topics from the beginning (the compacted topics are the
+/// durable record the dataflow state is rebuilt from) and commits the offsets of acknowledged
+/// epochs to the consumer group.
+pub struct EventConsumer {
+    consumer: StreamConsumer,
+    partitions: Vec<(String, i32)>,
+}
+
+impl std::fmt::Debug for EventConsumer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventConsumer")
+            .field("partitions", &self.partitions)
+            .finish()
+    }
+}
+
+impl EventConsumer {
+    /// Connect and assign all partitions of `topics` at their beginning.
+    pub fn from_beginning(config: &KafkaConfig, topics: &[String]) -> Result<Self, SourceError> {
+        Self::assigned(config, topics, Offset::Beginning, "earliest")
+    }
+
+    /// Connect and assign all partitions of `topics` at their end: only what is published from
+    /// now on is read (live notices, not the record).
+    pub fn from_end(config: &KafkaConfig, topics: &[String]) -> Result<Self, SourceError> {
+        Self::assigned(config, topics, Offset::End, "latest")
+    }
+
+    fn assigned(
+        config: &KafkaConfig,
+        topics: &[String],
+        start: Offset,
+        reset: &str,
+    ) -> Result<Self, SourceError> {
+        let consumer: StreamConsumer = ClientConfig::new()
+            .set("bootstrap.servers", &config.bootstrap)
+            .set("group.id", &config.group_id)
+            .set("enable.auto.commit", "false")
+            .set("enable.partition.eof", "false")
+            .set("auto.offset.reset", reset)
+            .create()
+            .map_err(SourceError::kafka("creating the consumer"))?;
+        let mut assignment = TopicPartitionList::new();
+        let mut partitions = Vec::new();
+        for topic in topics {
+            let metadata = consumer
+                .fetch_metadata(Some(topic), METADATA_TIMEOUT)
+                .map_err(SourceError::kafka(format!(
+                    "reading metadata of {topic}"
+                )))?;
+            for meta in metadata.topics() {
+                for partition in meta.partitions() {
+                    assignment
+                        .add_partition_offset(topic, partition.id(), start)
+                        .map_err(SourceError::kafka("building the assignment"))?;
+                    partitions.push((topic.clone(), partition.id()));
+                }
+            }
+        }
+        consumer
+            .assign(&assignment)
+            .map_err(SourceError::kafka("assigning partitions"))?;
+        Ok(EventConsumer {
+            consumer,
+            partitions,
+        })
+    }
+
+    /// The assigned `(topic, partition)` pairs.
+    pub fn partitions(&self) -> &[(String, i32)] {
+        &self.partitions
+    }
+
+    /// Wait up to `timeout` for the next message.
+    pub async fn poll(&self, timeout: Duration) -> Result<Polled, SourceError> {
+        match tokio::time::timeout(timeout, self.consumer.recv()).await {
+            Err(_) => Ok(Polled::Idle),
+            Ok(Err(error)) => Err(SourceError::Kafka {
+                context: "reading a message".into(),
+                source: error,
+            }),
+            Ok(Ok(message)) => Ok(Polled::Message(RawMessage {
+                topic: message.topic().to_string(),
+                partition: message.partition(),
+                offset: message.offset(),
+                key: message.key().map(<[u8]>::to_vec),
+                payload: message.payload().map(<[u8]>::to_vec),
+            })),
+        }
+    }
+
+    /// The high watermark (the offset the next message will get) of every assigned partition,
+    /// or 0 for a partition that holds no records.
+    pub fn high_watermarks(&self) -> Result<BTreeMap<(String, i32), i64>, SourceError> {
+        let mut marks = BTreeMap::new();
+        for (topic, partition) in &self.partitions {
+            let (low, high) = self
+                .consumer
+                .fetch_watermarks(topic, *partition, METADATA_TIMEOUT)
+                .map_err(SourceError::kafka(format!(
+                    "reading watermarks of {topic}/{partition}"
+                )))?;
+            // A partition whose records all expired has nothing to read: report it as empty.
+            marks.insert(
+                (topic.clone(), *partition),
+                if high > low { high } else { 0 },
+            );
+        }
+        Ok(marks)
+    }
+
+    /// The offsets committed to the consumer group (the next offset to read), per partition;
+    /// partitions without a commit are absent.
+    pub fn committed(&self) -> Result<BTreeMap<(String, i32), i64>, SourceError> {
+        let committed = self
+            .consumer
+            .committed(METADATA_TIMEOUT)
+            .map_err(SourceError::kafka("reading committed offsets"))?;
+        let mut offsets = BTreeMap::new();
+        for element in committed.elements() {
+            if let Offset::Offset(offset) = element.offset() {
+                offsets.insert((element.topic().to_string(), element.partition()), offset);
+            }
+        }
+        Ok(offsets)
+    }
+
+    /// Commit "next offset to read" per partition, synchronously: called only after both sinks
+    /// acknowledged the epoch that consumed those offsets.
+    pub fn commit(
+        &self,
+        next_offsets: &BTreeMap<(String, i32), i64>,
+    ) -> Result<(), SourceError> {
+        if next_offsets.is_empty() {
+            return Ok(());
+        }
+        let mut tpl = TopicPartitionList::new();
+        for ((topic, partition), offset) in next_offsets {
+            tpl.add_partition_offset(topic, *partition, Offset::Offset(*offset))
+                .map_err(SourceError::kafka("building the commit"))?;
+        }
+        self.consumer
+            .commit(&tpl, CommitMode::Sync)
+            .map_err(SourceError::kafka("committing offsets"))
+    }
+}

@@ -1,0 +1,186 @@
+use std::time::Duration;
+
+use epigraph_schemas::{SourceEvent, encode_event};
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use rdkafka::ClientConfig;
+use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
+use tracing::warn;
+
+use super::{DeadLetter, KafkaConfig};
+use crate::SourceError;
+
+/// How many sends may wait for their delivery report at once.
+const MAX_IN_FLIGHT: usize = 10_000;
+
+/// What one publishing run did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PublishReport {
+    /// Events acknowledged by the broker.
+    pub published: usize,
+    /// Items sent to the dead-letter topic.
+    pub dead_lettered: usize,
+}
+
+/// Publishes source events (Avro single-object encoded, keyed `<tenant>/<source_id>`) to their
+/// kind's topic, and dead letters to `epigraph.dlq`. Idempotent, compressed, batched.
+pub struct EventProducer {
+    producer: FutureProducer,
+    config: KafkaConfig,
+}
+
+impl std::fmt::Debug for EventProducer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventProducer")
+            .field("bootstrap", &self.config.bootstrap)
+            .finish()
+    }
+}
+
+impl EventProducer {
+    /// Connect a producer (nothing is sent until [`publish`](Self::publish)).
+    pub fn new(config: &KafkaConfig) -> Result<Self, SourceError> {
+        let producer: FutureProducer = ClientConfig::new()
+            .set("bootstrap.servers", &config.bootstrap)
+            .set("enable.idempotence", "true")
+            .set("compression.type", &config.compression)
+            .set("linger.ms", config.linger_ms.to_string())
+            .set("message.timeout.ms", "30000")
+            .set("queue.buffering.max.messages", "200000")
+            .create()
+            .map_err(SourceError::kafka("creating the producer"))?;
+        Ok(EventProducer {
+            producer,
+            config: config.clone(),
+        })
+    }
+
+    /// Publish events and wait until every one is acknowledged. `on_progress` is called with the
+    /// number of acknowledged events as they arrive. An event that cannot be encoded is dead
+    /// lettered; a broker failure is an error (the caller must not record the events as sent).
+    pub async fn publish(
+        &self,
+        events: impl IntoIterator<Item = SourceEvent>,
+        mut on_progress: impl FnMut(usize),
+    ) -> Result<PublishReport, SourceError> {
+        let mut report = PublishReport::default();
+        let mut in_flight = FuturesUnordered::new();
+        for mut event in events {
+            event.fill_record();
+            let payload = match encode_event(&event) {
+                Ok(payload) => payload,
+                Err(error) => {
+                    let letter = DeadLetter::new(
+                        &format!("event does not fit the schema: {error}"),
+                        "producer",
+                        Some(&event.tenant),
+                        &event.source_id,
+                        event.body.as_bytes(),
+                        self.config.dead_letter_max_bytes,
+                    );
+                    self.dead_letter(&letter).await?;
+                    report.dead_lettered += 1;
+                    continue;
+                }
+            };
+            let topic = self.config.events_topic(event.source_kind);
+            let key = event.key();
+            in_flight.push(async move {
+                let record = FutureRecord::to(&topic).key(&key).payload(&payload);
+                self.producer
+                    .send(record, Duration::from_secs(30))
+                    .await
+                    .map_err(|(e, _)| e)
+            });
+            if in_flight.len() >= MAX_IN_FLIGHT {
+                Self::settle_one(&mut in_flight, &mut report, &mut on_progress).await?;
+            }
+        }
+        while !in_flight.is_empty() {
+            Self::settle_one(&mut in_flight, &mut report, &mut on_progress).await?;
+        }
+        Ok(report)
+    }
+
+    async fn settle_one<F>(
+        in_flight: &mut FuturesUnordered<F>,
+        report: &mut PublishReport,
+        on_progress: &mut impl FnMut(usize),
+    ) -> Result<(), SourceError>
+    where
+        F: Future<
+            Output = Result<
+                rdkafka::producer::future_producer::Delivery,
+                rdkafka::error::KafkaError,
+            >,
+        >,
+    {
+        if let Some(result) = in_flight.next().await {
+            result.map_err(SourceError::kafka("publishing an event"))?;
+            report.published += 1;
+            on_progress(report.published);
+        }
+        Ok(())
+    }
+
+    /// Publish one dead letter (JSON) and wait for the acknowledgement.
+    pub async fn dead_letter(&self, letter: &DeadLetter) -> Result<(), SourceError> {
+        warn!(reason = %letter.reason, location = %letter.location, "dead-lettered an item");
+        let payload = serde_json::to_vec(letter).expect("dead letters serialize");
+        let key = letter.tenant.clone().unwrap_or_default();
+        self.producer
+            .send(
+                FutureRecord::to(&self.config.dlq_topic())
+                    .key(&key)
+                    .payload(&payload),
+                Duration::from_secs(30),
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .map_err(SourceError::kafka("publishing a dead letter"))?;
+        Ok(())
+    }
+
+    /// Publish raw bytes under a key (for replaying dead letters and for tests of bad input);
+    /// returns `(partition, offset)` once acknowledged.
+    pub async fn publish_raw(
+        &self,
+        topic: &str,
+        key: &str,
+        payload: &[u8],
+    ) -> Result<(i32, i64), SourceError> {
+        let delivery = self
+            .producer
+            .send(
+                FutureRecord::to(topic).key(key).payload(payload),
+                Duration::from_secs(30),
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .map_err(SourceError::kafka(format!("publishing to {topic}")))?;
+        Ok((delivery.partition, delivery.offset))
+    }
+
+    /// Publish a tombstone (a null payload) under a key: on a compacted topic it removes the
+    /// key's record (a withdrawn verdict, a deleted item).
+    pub async fn publish_tombstone(&self, topic: &str, key: &str) -> Result<(), SourceError> {
+        self.producer
+            .send(
+                FutureRecord::<str, [u8]>::to(topic).key(key),
+                Duration::from_secs(30),
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .map_err(SourceError::kafka(format!(
+                "publishing a tombstone to {topic}"
+            )))?;
+        Ok(())
+    }
+
+    /// Wait until everything queued is delivered.
+    pub fn flush(&self) -> Result<(), SourceError> {
+        self.producer
+            .flush(Duration::from_secs(30))
+            .map_err(SourceError::kafka("flushing the producer"))
+    }
+}
