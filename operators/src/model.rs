@@ -1,5 +1,7 @@
 //! The records of the dataflow and their stable ids.
 
+use std::fmt;
+
 use epigraph_schemas::{Party, SourceEvent, SourceKind};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -227,6 +229,31 @@ impl EpistemicType {
     pub fn name(self) -> String {
         self.label().to_ascii_uppercase()
     }
+}
+
+/// What a unit of text is: what the segmenter finds (`extract::segment`) and the learned typer
+/// reads (`ontology::typer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnitForm {
+    /// A `Key: value` line of the header block.
+    Header,
+    /// An item of a list (or a sentence inside one).
+    ListItem,
+    /// A sentence of a paragraph.
+    Sentence,
+}
+
+/// Parses an epistemic type name such as `DECISION` (case-insensitive).
+///
+/// ```
+/// use epigraph_operators::{EpistemicType, ontology::parse_type};
+/// assert_eq!(parse_type("question"), Some(EpistemicType::Question));
+/// assert_eq!(parse_type("RUMOUR"), None);
+/// ```
+pub fn parse_type(name: &str) -> Option<EpistemicType> {
+    EpistemicType::ALL
+        .into_iter()
+        .find(|t| t.name().eq_ignore_ascii_case(name))
 }
 
 /// The node of a source item in the graph.
@@ -509,6 +536,91 @@ impl Relation {
     }
 }
 
+/// A node's priority and the terms it is made of, at the fixed point (all in millionths).
+///
+/// When K* is not clamped, η·k = η·(s + h + u + e + g) − c − decay, up to rounding.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct Priority {
+    /// K*, rounded down: the lower end of the bracket. In [0, 1]; rank by this.
+    pub k: Fixed,
+    /// The upper end of the bracket: the fixed point lies in [k, k_upper].
+    pub k_upper: Fixed,
+    /// Type prior.
+    pub s: Fixed,
+    /// Open-question urgency.
+    pub h: Fixed,
+    /// Usage activation.
+    pub u: Fixed,
+    /// Evidence activation.
+    pub e: Fixed,
+    /// Graph influence (at k).
+    pub g: Fixed,
+    /// Contradiction and demotion penalty.
+    pub c: Fixed,
+    /// Δt, days.
+    pub dt: Fixed,
+    /// The decay force λ·Δt·k (negative while an open question grows).
+    pub decay: Fixed,
+}
+
+impl Priority {
+    /// K* as a float.
+    ///
+    /// ```
+    /// use epigraph_operators::priority::{Fixed, Priority};
+    /// let p = Priority { k: Fixed(347_826), ..Priority::default() };
+    /// assert_eq!(p.k_f64(), 0.347826);
+    /// ```
+    pub fn k_f64(&self) -> f64 {
+        self.k.to_f64()
+    }
+}
+
+/// A fixed-point number in millionths: `Fixed(347_826)` is 0.347826.
+///
+/// ```
+/// use epigraph_operators::priority::Fixed;
+/// assert_eq!(Fixed::from_f64(0.3478261), Fixed(347_826));
+/// assert_eq!(Fixed::ONE.to_f64(), 1.0);
+/// assert_eq!(Fixed(-10_000).to_string(), "-0.010000");
+/// ```
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Fixed(pub i64);
+
+/// Units per 1.0.
+pub const SCALE: i64 = 1_000_000;
+
+impl Fixed {
+    /// 0.0
+    pub const ZERO: Fixed = Fixed(0);
+    /// 1.0
+    pub const ONE: Fixed = Fixed(SCALE);
+
+    /// The nearest fixed-point number (halves away from zero). Used for configuration only.
+    pub fn from_f64(x: f64) -> Fixed {
+        Fixed((x * SCALE as f64).round() as i64)
+    }
+
+    /// The value as a float, for display and for callers that rank with floats.
+    pub fn to_f64(self) -> f64 {
+        self.0 as f64 / SCALE as f64
+    }
+}
+
+impl fmt::Display for Fixed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let abs = self.0.unsigned_abs();
+        let scale = SCALE as u64;
+        write!(f, "{sign}{}.{:06}", abs / scale, abs % scale)
+    }
+}
+
 /// The priority K of a memory node and the terms it is made of (see [`crate::priority`]): written
 /// as properties of the node, not as a node of its own.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -520,12 +632,12 @@ pub struct NodePriority {
     /// Tenant.
     pub tenant: String,
     /// K* and its terms.
-    pub priority: crate::priority::Priority,
+    pub priority: Priority,
 }
 
 impl NodePriority {
     /// The priority of `node`.
-    pub fn new(tenant: &str, node: &str, priority: crate::priority::Priority) -> Self {
+    pub fn new(tenant: &str, node: &str, priority: Priority) -> Self {
         NodePriority {
             id: format!("priority:{node}"),
             node: node.to_string(),

@@ -16,6 +16,9 @@
 //!   ("blocked until", "on hold pending") gets a `BLOCKS` edge from the latest open question on
 //!   its matter; the edge ends (`t_invalid`) when the question is answered.
 //!
+//! [`citations`] draws the edges of statements that cite another document ("builds on
+//! KEP-753") to that document's statements; the dataflow in `graph` runs it beside [`relate`].
+//!
 //! Statements are grouped by the canonical entities they name (so `SAME_AS` merges count, and a
 //! `distinct` verdict separates again) and claims by their canonical subject. Nothing is deleted:
 //! superseded and answered statements keep their nodes, demoted by their standing and their
@@ -26,6 +29,7 @@
 //! what it caused, and the incremental result equals a recomputation from scratch (tested).
 
 pub mod boilerplate;
+pub mod citations;
 pub mod judge;
 pub mod matters;
 pub mod restated;
@@ -40,11 +44,12 @@ use timely::progress::Timestamp;
 
 use crate::extract::claims::title_subject;
 use crate::extract::edge;
+pub use crate::extract::mentions::owner_rank;
 use crate::model::{Claim, EpistemicType, GraphElement, MemoryObject, Relation, Standing};
 use crate::resolve::SAME_AS;
 use judge::{ClaimPoint, Link, LinkKind};
 use matters::MatterPoint;
-pub use rules::{Facts, Rules, owner_rank};
+pub use rules::{Facts, Rules};
 
 /// One input of the per-memory reduce.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

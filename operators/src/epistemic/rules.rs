@@ -3,9 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::extract::citations::CitationRules;
+use super::citations::CitationRules;
 use crate::extract::cues::CueSet;
 use crate::extract::dates::period;
+use crate::extract::mentions::owner_rank;
 use crate::model::{Claim, EpistemicType, MemoryObject, TemporalType};
 use crate::ontology::{AnswerKind, EpistemicsSpec, Ontology, OntologyError};
 
@@ -445,17 +446,6 @@ impl Facts {
                 .filter(|(start, ..)| *start >= at)
                 .min_by_key(|(start, _, kind)| (*start, owner_rank(kind)))
         })
-    }
-}
-
-/// Which kind of entity owns a matter when one name fits several: projects, then products, then
-/// organisations, then anything else.
-pub fn owner_rank(kind: &str) -> u8 {
-    match kind {
-        "Project" => 0,
-        "Product" => 1,
-        "Organization" => 2,
-        _ => 3,
     }
 }
 

@@ -8,7 +8,7 @@
 use regex::{Regex, RegexBuilder};
 
 use super::claims::RawClaim;
-use super::mentions::Mention;
+use super::mentions::{Mention, owner_rank};
 
 /// The attribute family of choices; a claim's attribute is `choice:<matter>`.
 pub const CHOICE: &str = "choice";
@@ -138,7 +138,7 @@ impl ChoiceReader {
         // Where one name fits several kinds, the project (product, organisation) owns it.
         let best = |found: &mut dyn Iterator<Item = (usize, &Mention)>| {
             found
-                .min_by_key(|(_, m)| (crate::epistemic::owner_rank(&m.kind), m.start))
+                .min_by_key(|(_, m)| (owner_rank(&m.kind), m.start))
                 .map(|(i, _)| i)
         };
         let all = || mentions.iter().enumerate().filter(|(_, m)| owner(m));

@@ -21,8 +21,6 @@
 
 use regex::{Regex, RegexBuilder};
 
-use super::civil_date;
-
 const DAY_MS: i64 = 86_400_000;
 const WEEKDAYS: [&str; 7] = [
     "monday",
@@ -305,6 +303,39 @@ fn number(word: &str) -> i64 {
         "twelve" => 12,
         digits => digits.parse().unwrap_or(0),
     }
+}
+
+/// The civil year of a time in ms since the Unix epoch (proleptic Gregorian, UTC).
+///
+/// ```
+/// assert_eq!(epigraph_operators::extract::year_of(1_780_000_000_000), 2026);
+/// assert_eq!(epigraph_operators::extract::year_of(0), 1970);
+/// ```
+pub fn year_of(ms: i64) -> i32 {
+    civil_date(ms).0
+}
+
+/// `(year, month, day)` of a time in ms since the Unix epoch (proleptic Gregorian, UTC), by
+/// Howard Hinnant's days-to-civil.
+///
+/// ```
+/// assert_eq!(epigraph_operators::extract::civil_date(1_767_603_600_000), (2026, 1, 5));
+/// ```
+pub fn civil_date(ms: i64) -> (i32, u32, u32) {
+    let days = ms.div_euclid(86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (
+        (yoe + era * 400 + i64::from(month <= 2)) as i32,
+        month as u32,
+        day as u32,
+    )
 }
 
 #[cfg(test)]

@@ -40,6 +40,17 @@ pub struct Mention {
     pub evidence: Evidence,
 }
 
+/// Which kind of entity owns a matter when one name fits several: projects, then products, then
+/// organisations, then anything else.
+pub fn owner_rank(kind: &str) -> u8 {
+    match kind {
+        "Project" => 0,
+        "Product" => 1,
+        "Organization" => 2,
+        _ => 3,
+    }
+}
+
 /// An untyped capitalised phrase.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {

@@ -5,16 +5,7 @@
 //! (underlined headings, `::` literal blocks, directives), RFC 822-style header blocks at the top
 //! (PEPs, ADRs: `Status: Accepted`) and plain prose.
 
-/// What a unit is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UnitForm {
-    /// A `Key: value` line of the header block.
-    Header,
-    /// An item of a list (or a sentence inside one).
-    ListItem,
-    /// A sentence of a paragraph.
-    Sentence,
-}
+pub use crate::model::UnitForm;
 
 /// A unit of text.
 #[derive(Clone, Debug, PartialEq, Eq)]

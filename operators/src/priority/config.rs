@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::fixed::{Fixed, SCALE};
-use crate::model::EpistemicType;
+use crate::model::{EpistemicType, Fixed, SCALE};
 use crate::ontology::Ontology;
 
 const BUNDLED: &str = include_str!("../../../ontology/priority.toml");

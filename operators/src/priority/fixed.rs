@@ -1,57 +1,13 @@
-//! Fixed-point numbers in millionths, with explicit rounding directions, and the two
-//! transcendental functions the priority update needs (tanh and 2^-x) as integer tables.
+//! Arithmetic on fixed-point numbers in millionths ([`crate::model::Fixed`]), with
+//! explicit rounding directions, and the two transcendental functions the priority update needs
+//! (tanh and 2^-x) as integer tables.
 //!
 //! Every priority is computed with these integers only, so a result is bit-identical on every
 //! machine and in every run. The tables are built by `const` evaluation, which uses the
 //! compiler's software IEEE arithmetic (basic operations only, no libm): the same bits
 //! everywhere.
 
-use std::fmt;
-
-use serde::{Deserialize, Serialize};
-
-/// A fixed-point number in millionths: `Fixed(347_826)` is 0.347826.
-///
-/// ```
-/// use epigraph_operators::priority::Fixed;
-/// assert_eq!(Fixed::from_f64(0.3478261), Fixed(347_826));
-/// assert_eq!(Fixed::ONE.to_f64(), 1.0);
-/// assert_eq!(Fixed(-10_000).to_string(), "-0.010000");
-/// ```
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-#[serde(transparent)]
-pub struct Fixed(pub i64);
-
-/// Units per 1.0.
-pub const SCALE: i64 = 1_000_000;
-
-impl Fixed {
-    /// 0.0
-    pub const ZERO: Fixed = Fixed(0);
-    /// 1.0
-    pub const ONE: Fixed = Fixed(SCALE);
-
-    /// The nearest fixed-point number (halves away from zero). Used for configuration only.
-    pub fn from_f64(x: f64) -> Fixed {
-        Fixed((x * SCALE as f64).round() as i64)
-    }
-
-    /// The value as a float, for display and for callers that rank with floats.
-    pub fn to_f64(self) -> f64 {
-        self.0 as f64 / SCALE as f64
-    }
-}
-
-impl fmt::Display for Fixed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sign = if self.0 < 0 { "-" } else { "" };
-        let abs = self.0.unsigned_abs();
-        let scale = SCALE as u64;
-        write!(f, "{sign}{}.{:06}", abs / scale, abs % scale)
-    }
-}
+use crate::model::SCALE;
 
 /// Which way a division rounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -168,7 +168,8 @@ mod tests {
     use timely::dataflow::operators::capture::{Capture, Extract};
 
     use super::*;
-    use crate::extract::{Extractor, extract_graph};
+    use crate::extract::Extractor;
+    use crate::graph::extract_graph;
     use crate::model::SourceVersion;
 
     const DAY: i64 = 86_400_000;

@@ -45,11 +45,11 @@ mod operator;
 mod solve;
 mod terms;
 
+pub use crate::model::{Fixed, Priority, SCALE};
 pub use config::{
     Contraction, EdgeRole, EvidenceSettings, InfluenceSettings, PenaltySettings, PriorityConfig,
     PriorityConfigError, PrioritySettings, TypeConstants, UrgencySettings, UsageSettings,
 };
-pub use fixed::{Fixed, SCALE};
 pub use graph::prioritise;
 pub use operator::priorities;
 pub use solve::{Solution, solve};
@@ -108,48 +108,6 @@ pub struct Usage {
 /// are several, the latest is used; with none, there is no output).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Now(pub i64);
-
-/// A node's priority and the terms it is made of, at the fixed point (all in millionths).
-///
-/// When K* is not clamped, η·k = η·(s + h + u + e + g) − c − decay, up to rounding.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-pub struct Priority {
-    /// K*, rounded down: the lower end of the bracket. In [0, 1]; rank by this.
-    pub k: Fixed,
-    /// The upper end of the bracket: the fixed point lies in [k, k_upper].
-    pub k_upper: Fixed,
-    /// Type prior.
-    pub s: Fixed,
-    /// Open-question urgency.
-    pub h: Fixed,
-    /// Usage activation.
-    pub u: Fixed,
-    /// Evidence activation.
-    pub e: Fixed,
-    /// Graph influence (at k).
-    pub g: Fixed,
-    /// Contradiction and demotion penalty.
-    pub c: Fixed,
-    /// Δt, days.
-    pub dt: Fixed,
-    /// The decay force λ·Δt·k (negative while an open question grows).
-    pub decay: Fixed,
-}
-
-impl Priority {
-    /// K* as a float.
-    ///
-    /// ```
-    /// use epigraph_operators::priority::{Fixed, Priority};
-    /// let p = Priority { k: Fixed(347_826), ..Priority::default() };
-    /// assert_eq!(p.k_f64(), 0.347826);
-    /// ```
-    pub fn k_f64(&self) -> f64 {
-        self.k.to_f64()
-    }
-}
 
 /// The output: a node and its priority.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

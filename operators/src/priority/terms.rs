@@ -5,9 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::config::{PriorityConfig, type_index};
-use super::fixed::{Fixed, Round, SCALE, div, mul, narrow, pow2_neg, tanh};
+use super::fixed::{Round, div, mul, narrow, pow2_neg, tanh};
 use super::{Priority, PriorityNode};
-use crate::model::EpistemicType;
+use crate::model::{EpistemicType, Fixed, SCALE};
 
 const DAY_MS: i128 = 86_400_000;
 

@@ -13,8 +13,7 @@
 
 use epigraph_schemas::SourceKind;
 
-use super::segment::UnitForm;
-use crate::model::EpistemicType;
+use crate::model::{EpistemicType, UnitForm, parse_type};
 
 /// FNV-1a, 64 bits, over the bytes of `s`.
 ///
@@ -409,7 +408,7 @@ impl Typer {
                 if c.eq_ignore_ascii_case("NOISE") {
                     Ok(None)
                 } else {
-                    crate::ontology::parse_type(c)
+                    parse_type(c)
                         .map(Some)
                         .ok_or_else(|| TyperError::UnknownClass(c.clone()))
                 }
@@ -494,10 +493,10 @@ fn enabled() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ontology::{Ontology, parse_type};
+    use crate::ontology::Ontology;
 
     /// Written by `eval/extraction/train_typer.py` from the exported weights.
-    const FIXTURES: &str = include_str!("typer_fixtures.json");
+    const FIXTURES: &str = include_str!("../extract/typer_fixtures.json");
 
     fn fixtures() -> serde_json::Value {
         serde_json::from_str(FIXTURES).unwrap()

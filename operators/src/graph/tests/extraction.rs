@@ -2,7 +2,14 @@ use differential_dataflow::input::Input;
 use epigraph_schemas::{Party, SourceKind};
 use timely::dataflow::operators::capture::{Capture, Extract};
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::extract::mentions::normalise;
+use crate::extract::{Extraction, Extractor, edge, entity_id};
+use crate::graph::extract_graph;
+use crate::model::{EntityNode, GraphElement, SourceVersion};
+use crate::ontology::Ontology;
 
 fn doc(id: &str, body: &str) -> SourceVersion {
     SourceVersion::new("acme", id, SourceKind::Document, body)
@@ -426,4 +433,41 @@ fn a_relation_to_a_name_known_only_elsewhere_is_read_once_the_name_is_known_and_
             ("projects.md".to_string(), -1)
         ]
     );
+}
+
+#[test]
+fn the_dataflow_joins_headers_into_supersedes_edges_between_source_nodes() {
+    use std::sync::Arc;
+
+    use differential_dataflow::input::Input;
+    use epigraph_schemas::SourceKind;
+    use timely::dataflow::operators::capture::{Capture, Extract};
+
+    use crate::model::{GraphElement, SourceVersion};
+
+    let doc = |id: &str, body: &str| SourceVersion::new("t", id, SourceKind::Document, body);
+    let old = doc(
+        "pep-0241",
+        "PEP: 241\nStatus: Superseded\nSuperseded-By: 314\n\nMetadata 1.0.",
+    );
+    let new = doc("pep-0314", "PEP: 314\nReplaces: 241\n\nMetadata 1.1.");
+    let other = doc("pep-0008", "PEP: 8\nSuperseded-By: 9999\n\nStyle.");
+    let (old_node, new_node) = (old.node_id(), new.node_id());
+    let extractor = Arc::new(Extractor::bundled());
+    let captured = timely::example(move |scope| {
+        let docs = scope.new_collection_from(vec![old, new, other]).1;
+        extract_graph(docs, extractor).inner.capture()
+    });
+    let edges: Vec<(String, String)> = captured
+        .extract()
+        .into_iter()
+        .flat_map(|(_, v)| v)
+        .filter(|(_, _, diff)| *diff > 0)
+        .filter_map(|(e, _, _)| match e {
+            GraphElement::Relation(r) if r.rel_type == "SUPERSEDES" => Some((r.from, r.to)),
+            _ => None,
+        })
+        .collect();
+    // Both headers say it; one edge. A reference to a document not in the tenant makes none.
+    assert_eq!(edges, [(new_node, old_node)]);
 }

@@ -9,7 +9,7 @@
 //! `IMPLEMENTS`: "implements", "graduates") gets that edge to the statement of the cited
 //! document it shares most topic words with (at least `min_shared`; the earliest on a tie).
 //! The cited document is the tenant's source whose header names the key (`KEP: 753`, `PEP: 8`,
-//! see [`super::doclinks`]). Each edge one of the statement's cues names is drawn ("extends the
+//! see [`crate::extract::doclinks`]). Each edge one of the statement's cues names is drawn ("extends the
 //! API defined in KEP-5307": `REFINES` and `BASED_ON`); a key without a cue draws nothing.
 //!
 //! Incremental like the rest: a citation is a join of the citing statement, the cited
@@ -24,9 +24,9 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
-use super::cues::CueSet;
-use super::doclinks::{DocLink, DocRole};
-use crate::epistemic::Rules;
+use super::rules::Rules;
+use crate::extract::cues::CueSet;
+use crate::extract::doclinks::{DocLink, DocRole};
 use crate::model::{GraphElement, MemoryObject, Relation};
 use crate::ontology::{CitationsSpec, OntologyError};
 

@@ -1,0 +1,5 @@
+//! Tests of the whole dataflow: extraction aggregated across sources, identities and
+//! judgements, run incrementally.
+
+mod epistemics;
+mod extraction;

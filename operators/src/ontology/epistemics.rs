@@ -1,0 +1,221 @@
+//! `[epistemics]`: how statements relate over time — supersession, contradiction, answered and
+//! blocking questions, matters, boilerplate, restatements and citations.
+
+use serde::{Deserialize, Serialize};
+
+/// `[epistemics]`: how statements relate over time (see `ontology/epistemics.toml`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct EpistemicsSpec {
+    /// Disagreeing claims of different sources within this many days contradict each other.
+    pub contradiction_window_days: u32,
+    /// Relative tolerance under which two numbers agree.
+    pub tolerance: f64,
+    /// Phrases that mark a statement as an update of earlier ones.
+    pub update_cues: Vec<String>,
+    /// Units whose later claim always replaces an earlier different one, cue or not (a later
+    /// decision on the same matter is the organisation's current choice).
+    #[serde(default)]
+    pub latest_wins: Vec<String>,
+    /// When two statements are on the same matter.
+    pub matter: MatterSpec,
+    /// Answering questions.
+    pub answers: AnswersSpec,
+    /// Statements held up by an open question.
+    #[serde(default)]
+    pub blocks: BlocksSpec,
+    /// Claims compared across sources by the matter they are about, not only by a named subject.
+    #[serde(default)]
+    pub matters: MattersSpec,
+    /// What many sources say in the same words takes part in no judgement.
+    #[serde(default)]
+    pub boilerplate: BoilerplateSpec,
+    /// The same statement in two sources is linked to the earlier one.
+    #[serde(default)]
+    pub restated: RestatedSpec,
+    /// Statements citing another document with a relation ("builds on KEP-753").
+    #[serde(default)]
+    pub citations: Option<CitationsSpec>,
+    /// What questions ask for.
+    #[serde(default)]
+    pub need: Vec<NeedSpec>,
+}
+
+/// `[epistemics.matter]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MatterSpec {
+    /// Words ignored when comparing topics.
+    pub ignore: Vec<String>,
+    /// Shared topic words that make a matter.
+    pub min_shared: usize,
+    /// Jaccard overlap that makes a matter.
+    pub min_jaccard: f64,
+    /// Earlier statements compared per entity.
+    pub max_lookback: usize,
+    /// Only a statement that says it changes something ("instead of", "change of plan", …)
+    /// supersedes an earlier decision or plan; without it, a later one on the same matter
+    /// stands next to it.
+    #[serde(default)]
+    pub require_update_cue: bool,
+}
+
+/// `[epistemics.answers]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AnswersSpec {
+    /// Later statements tried per question and entity.
+    pub max_candidates: usize,
+    /// Topic words a question and its answer share.
+    pub min_shared: usize,
+    /// Topic words a question and an answer from another source share (defaults to
+    /// `min_shared`): another document shares a word with a question far more easily than the
+    /// thread it was asked in.
+    #[serde(default)]
+    pub min_shared_across_sources: Option<usize>,
+}
+
+/// `[epistemics.blocks]`: a statement that says it is held up ("blocked until", "on hold
+/// pending", "waiting on") by an open question on its matter. Without the section nothing is
+/// blocked.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BlocksSpec {
+    /// Phrases saying the statement is held up.
+    pub cues: Vec<String>,
+    /// Topic words the question and the blocked statement share, besides the entity's own.
+    pub min_shared: usize,
+    /// Earlier statements of one entity tried, newest first, for one blocked statement.
+    pub max_candidates: usize,
+}
+
+/// `[epistemics.matters]`: claims whose subject is not a named entity (a document's title stands
+/// in for it) are also compared with the claims of other sources on the same attribute and unit
+/// when their contexts (the statement's words, and the title's for an unnamed subject) share
+/// at least `min_shared` words besides the attributes' own cue words ("€320K SAFE with a €2.2M
+/// valuation cap" in "Term sheet summary (Fjord Ventures)" and "The seed round is €200K on a
+/// SAFE at a €2.3M valuation cap, led by Fjord Ventures"). Two claims that each name a different
+/// entity are never compared this way. Without the section (or with `enabled = false`) claims
+/// meet only by subject.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MattersSpec {
+    /// Whether claims are compared by matter at all.
+    pub enabled: bool,
+    /// Context words two claims must share, besides cue words.
+    pub min_shared: usize,
+    /// Earlier claims compared per blocking group (one attribute, unit and context word), newest
+    /// first.
+    pub max_lookback: usize,
+}
+
+impl Default for MattersSpec {
+    fn default() -> Self {
+        MattersSpec {
+            enabled: false,
+            min_shared: 2,
+            max_lookback: 32,
+        }
+    }
+}
+
+/// `[epistemics.boilerplate]`: a statement whose normalised text, or whose field (a
+/// `Field: value` line with a field of at least `min_field_words` words), is found in more than
+/// `max_sources` sources of its tenant is a template's, and takes part in no judgement.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BoilerplateSpec {
+    /// Whether boilerplate is recognised at all.
+    pub enabled: bool,
+    /// Sources a text or field may be in and still be an author's own.
+    pub max_sources: usize,
+    /// Words a field has at least to count as a form's field.
+    pub min_field_words: usize,
+}
+
+impl Default for BoilerplateSpec {
+    fn default() -> Self {
+        BoilerplateSpec {
+            enabled: false,
+            max_sources: 3,
+            min_field_words: 4,
+        }
+    }
+}
+
+/// `[epistemics.restated]`: a memory object whose normalised text is that of a memory object of
+/// another, earlier source gets a `SAME_STATEMENT` edge to the earliest one, unless the text is
+/// in more than `max_sources` sources (boilerplate) or has fewer than `min_words` words.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RestatedSpec {
+    /// Whether restatements are linked at all.
+    pub enabled: bool,
+    /// Words a restated text has at least.
+    pub min_words: usize,
+    /// Sources a text may be in and still count as restated rather than boilerplate.
+    pub max_sources: usize,
+}
+
+impl Default for RestatedSpec {
+    fn default() -> Self {
+        RestatedSpec {
+            enabled: false,
+            min_words: 6,
+            max_sources: 3,
+        }
+    }
+}
+
+/// `[epistemics.citations]`: a statement naming a document key (`KEP-753`, `PEP 8`, `ADR 004`,
+/// a link into `keps/<sig>/753-…`) next to a cue of one of the edges gets that edge to the
+/// statement of the cited document it shares most topic words with (see
+/// `epistemic::citations`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CitationsSpec {
+    /// Document families whose keys are recognised in text (`kep`, `pep`, `adr`, `rfc`).
+    pub families: Vec<String>,
+    /// Topic words the citing statement and the cited one must share.
+    pub min_shared: usize,
+    /// The edges, each with the cues that draw it.
+    pub edge: Vec<CitationEdgeSpec>,
+}
+
+/// `[[epistemics.citations.edge]]`.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CitationEdgeSpec {
+    /// The relationship type (an edge of `edges.toml`).
+    pub name: String,
+    /// Phrases that say how the statement relates to what it cites.
+    pub cues: Vec<String>,
+}
+
+/// `[[epistemics.need]]`: what a question asks for.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NeedSpec {
+    /// Name, e.g. `owner`.
+    pub name: String,
+    /// Phrases of the question that reveal the need.
+    pub cues: Vec<String>,
+    /// What an answer carries.
+    pub answer: AnswerKind,
+}
+
+/// What an answer must carry.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerKind {
+    /// It names a person.
+    Person,
+    /// It has a date claim.
+    Date,
+    /// It has a money claim.
+    Amount,
+    /// It contains a digit.
+    Number,
+    /// Any statement that is not a question.
+    Statement,
+}
