@@ -6,13 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
-use epigraph_sources::docs::DocsConfig;
 use epigraph_sinks::embed::EmbedConfig;
+use epigraph_sinks::lance::LanceConfig;
+use epigraph_sinks::neo4j::Neo4jConfig;
+use epigraph_sources::docs::DocsConfig;
 use epigraph_sources::ics::IcsConfig;
 use epigraph_sources::kafka::KafkaConfig;
-use epigraph_sinks::lance::LanceConfig;
 use epigraph_sources::mail::MailConfig;
-use epigraph_sinks::neo4j::Neo4jConfig;
 use epigraph_sources::slack::SlackConfig;
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
@@ -227,9 +227,9 @@ pub struct ServeConfig {
     /// viewer of the same view. Default 15,000 (at least 100).
     pub live_poll_ms: u64,
     /// The graph-state modulation of search scores (OIDA Eq. 2).
-    pub rank: crate::serve::rank::RankConfig,
+    pub rank: epigraph_query::rank::RankConfig,
     /// Section budgets of `/v1/context`.
-    pub context: crate::serve::context::ContextConfig,
+    pub context: epigraph_query::context::ContextConfig,
 }
 
 /// A webhook token and the tenant its events are published under.
@@ -240,6 +240,19 @@ pub struct IngestToken {
     pub token: String,
     /// The tenant.
     pub tenant: String,
+}
+
+impl ServeConfig {
+    /// The query core's share of the configuration: limits, ranking and context budgets.
+    pub fn query_config(&self) -> epigraph_query::QueryConfig {
+        epigraph_query::QueryConfig {
+            max_k: self.max_k,
+            max_query_chars: self.max_query_chars,
+            max_budget_tokens: self.max_budget_tokens,
+            rank: self.rank.clone(),
+            context: self.context.clone(),
+        }
+    }
 }
 
 impl Default for ServeConfig {

@@ -21,6 +21,6 @@ pub mod records;
 pub mod topics;
 
 pub use codec::{CodecError, decode_event, encode_event, schema_files};
-pub use fault::{Fault, now_millis};
 pub use event::{Link, Op, Party, SourceEvent, SourceKind};
+pub use fault::{Fault, now_millis};
 pub use records::{Attendee, CalendarEvent, ChatMessage, DocumentFile, EmailMessage};

@@ -49,8 +49,7 @@ impl SinkError {
     /// Whose fault the failure is.
     pub fn fault(&self) -> Fault {
         match self {
-            SinkError::Neo4j { .. }
-            | SinkError::Io { .. } => Fault::ExternalService,
+            SinkError::Neo4j { .. } | SinkError::Io { .. } => Fault::ExternalService,
             SinkError::Lance { .. } => Fault::ExternalService,
             SinkError::Model(_) | SinkError::Config(_) => Fault::UserInput,
             SinkError::Codec(_) => Fault::Internal,

@@ -13,9 +13,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use epigraph_sources::kafka::KafkaConfig;
 use epigraph_sinks::lance::{LanceConfig, LanceSink};
 use epigraph_sinks::neo4j::{Neo4jConfig, connect_graph};
+use epigraph_sources::kafka::KafkaConfig;
 
 static SERIAL: LazyLock<tokio::sync::Mutex<()>> = LazyLock::new(|| tokio::sync::Mutex::new(()));
 

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use epigraph_sources::ics::{IcsConfig, read_ics};
 use epigraph_schemas::Op;
+use epigraph_sources::ics::{IcsConfig, read_ics};
 use epigraph_tests::{TestEnv, find_dead_letter, ingest, neo4j, neo4j_count, serial};
 
 fn fixtures() -> PathBuf {

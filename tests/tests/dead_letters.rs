@@ -1,8 +1,8 @@
 //! Bad input goes to the dead-letter topic with its reason and raw bytes; the pipeline goes on.
 
 use base64::Engine;
-use epigraph_sources::kafka::EventProducer;
 use epigraph_schemas::{SourceEvent, SourceKind, encode_event};
+use epigraph_sources::kafka::EventProducer;
 use epigraph_tests::{TestEnv, find_dead_letter, neo4j, neo4j_count, serial};
 
 #[tokio::test(flavor = "multi_thread")]

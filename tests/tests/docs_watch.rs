@@ -4,8 +4,8 @@
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_schemas::{Op, SourceKind, decode_event};
+use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_tests::{TestEnv, serial, unique_tenant};
 
 /// One published document event: source id, op, title, body and its `written` extra.

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_schemas::SourceKind;
+use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_tests::{TestEnv, find_dead_letter, ingest, last_json_line, serial, unique_tenant};
 
 /// Events of `tenant` on the event topics, per kind (reads every topic from the beginning).

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::{Parser, ValueEnum};
+use epigraph_gen::labels::Event;
 use epigraph_sources::Scan;
 use epigraph_sources::docs::{DocsConfig, Manifest, scan_folder};
 use epigraph_sources::kafka::{EventProducer, KafkaConfig, delete_topics, ensure_topics};
-use epigraph_gen::labels::Event;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use rdkafka::ClientConfig;

@@ -14,8 +14,8 @@ use std::io::{BufRead, BufReader, Split};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use epigraph_sources::kafka::{DeadLetter, EventProducer, ensure_topics};
 use epigraph_schemas::{Op, SourceEvent};
+use epigraph_sources::kafka::{DeadLetter, EventProducer, ensure_topics};
 
 use super::ingest::progress_bar;
 use crate::config::EpigraphConfig;

@@ -4,8 +4,8 @@
 
 use anyhow::{Context, Result};
 use clap::Subcommand;
-use epigraph_sources::kafka::{EventProducer, ensure_topics};
 use epigraph_schemas::feedback::{Feedback, IdentityVerdict};
+use epigraph_sources::kafka::{EventProducer, ensure_topics};
 
 use crate::config::EpigraphConfig;
 

@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use epigraph_sources::docs::declared_date;
 use epigraph_operators::{Extractor, GraphElement, SourceVersion};
 use epigraph_schemas::SourceKind;
+use epigraph_sources::docs::declared_date;
 use serde::{Deserialize, Serialize};
 
 use super::epistemics::live_graph;

@@ -384,11 +384,8 @@ pub async fn evaluate_retrieval(
     epigraph_sources::scan::check_tenant(&tenant)?;
     let started = std::time::Instant::now();
     if !options.skip_ingest {
-        let scan = epigraph_sources::beir::read_corpus(
-            dir,
-            &tenant,
-            config.kafka.dead_letter_max_bytes,
-        )?;
+        let scan =
+            epigraph_sources::beir::read_corpus(dir, &tenant, config.kafka.dead_letter_max_bytes)?;
         eprintln!(
             "eval retrieval: publishing {} documents into tenant {tenant}",
             scan.events.len()

@@ -5,12 +5,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use epigraph_sinks::embed::Embedder;
-use epigraph_sources::kafka::{
-    DeadLetter, EventConsumer, EventProducer, Polled, RawMessage, ensure_topics,
-};
-use epigraph_sinks::lance::{LanceSink, VectorFiller};
-use epigraph_sinks::neo4j::Neo4jSink;
 use epigraph_operators::priority::{Now, Usage};
 use epigraph_operators::resolve::Verdict;
 use epigraph_operators::{Extractor, SourceVersion, net_changes};
@@ -18,6 +12,12 @@ use epigraph_schemas::changes::ChangeNotice;
 use epigraph_schemas::feedback::{Feedback, IdentityVerdict};
 use epigraph_schemas::topics::{event_key, valid_tenant};
 use epigraph_schemas::{SourceEvent, decode_event};
+use epigraph_sinks::embed::Embedder;
+use epigraph_sinks::lance::{LanceSink, VectorFiller};
+use epigraph_sinks::neo4j::Neo4jSink;
+use epigraph_sources::kafka::{
+    DeadLetter, EventConsumer, EventProducer, Polled, RawMessage, ensure_topics,
+};
 use tracing::{info, warn};
 
 use super::dataflow::{Dataflow, EpochInput};

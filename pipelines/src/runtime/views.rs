@@ -2,12 +2,12 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use epigraph_operators::{GraphElement, MemoryObject, NodePriority, SinkChanges, SourceVersion};
 use epigraph_sinks::SinkError;
 use epigraph_sinks::lance::{ChunkRow, Chunking, LanceSink, MemoryRow};
 use epigraph_sinks::neo4j::{
     GraphBatch, Neo4jSink, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite,
 };
-use epigraph_operators::{GraphElement, MemoryObject, NodePriority, SinkChanges, SourceVersion};
 
 /// The writes of one epoch for both sinks.
 #[derive(Debug, Default)]

@@ -20,17 +20,19 @@ use std::time::Duration;
 use axum::Extension;
 use axum::extract::{Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
-use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled, ensure_topics};
-use epigraph_sinks::neo4j::{ContradictionPair, MemoryCard};
+use epigraph_query::graph::{ContradictionPair, MemoryCard};
 use epigraph_schemas::changes::ChangeNotice;
+use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled, ensure_topics};
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, watch};
 use utoipa::{IntoParams, ToSchema};
 
-use super::api::{ListParams, list_contradictions, list_questions, parse_types};
 use super::auth::Tenant;
 use super::{ApiError, AppState};
+use epigraph_query::QueryError;
+use epigraph_query::reads::ListParams;
+use epigraph_query::search::parse_types;
 
 /// Parameters of the live feed (the dashboard's view).
 #[derive(Debug, Deserialize, IntoParams)]
@@ -224,8 +226,8 @@ async fn feed(hub: LiveHub, state: AppState, key: FeedKey, sender: watch::Sender
                 });
             }
             Err(error) => {
-                tracing::warn!(tenant = %key.tenant, error = %error.message, "live feed read failed");
-                sender.send_replace(Some(Update::Error(error.message)));
+                tracing::warn!(tenant = %key.tenant, %error, "live feed read failed");
+                sender.send_replace(Some(Update::Error(error.to_string())));
             }
         }
         tokio::select! {
@@ -251,7 +253,7 @@ async fn changed(notices: &mut broadcast::Receiver<String>, tenant: &str) {
 
 type Read = (Vec<MemoryCard>, Vec<ContradictionPair>, Vec<MemoryCard>);
 
-async fn read(state: &AppState, key: &FeedKey) -> Result<Read, ApiError> {
+async fn read(state: &AppState, key: &FeedKey) -> Result<Read, QueryError> {
     let list = ListParams {
         limit: Some(key.limit),
         as_of: None,
@@ -260,15 +262,16 @@ async fn read(state: &AppState, key: &FeedKey) -> Result<Read, ApiError> {
     };
     let (priorities, contradictions, questions) = tokio::try_join!(
         async {
-            Ok::<_, ApiError>(
+            Ok::<_, QueryError>(
                 state
-                    .graph
+                    .query()
+                    .graph()
                     .priorities(&key.tenant, &key.types, key.top)
                     .await?,
             )
         },
-        list_contradictions(state, &key.tenant, &list),
-        list_questions(state, &key.tenant, &list),
+        state.query().contradictions(&key.tenant, &list),
+        state.query().questions(&key.tenant, &list),
     )?;
     Ok((
         priorities,
@@ -278,10 +281,7 @@ async fn read(state: &AppState, key: &FeedKey) -> Result<Read, ApiError> {
 }
 
 fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    epigraph_schemas::now_millis()
 }
 
 /// The dashboard's live feed: a `snapshot` event now and after every change.

@@ -13,7 +13,11 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::Deserialize;
 
-use super::api::{self, ContextRequest, Level, ListParams, SearchParams};
+use epigraph_query::QueryError;
+use epigraph_query::briefing::ContextRequest;
+use epigraph_query::reads::ListParams;
+use epigraph_query::search::{Level, SearchParams};
+
 use super::auth::Tenant;
 use super::{ApiError, AppState};
 
@@ -95,6 +99,22 @@ fn to_tool_error(error: ApiError) -> ErrorData {
     }
 }
 
+/// The tool boilerplate in one place: resolve the tenant, ask the query core, answer its
+/// result as JSON (text and structured content) or its error as a tool error.
+async fn answer<T, F, Fut>(
+    parts: &axum::http::request::Parts,
+    ask: F,
+) -> Result<CallToolResult, ErrorData>
+where
+    T: serde::Serialize,
+    F: FnOnce(String) -> Fut,
+    Fut: std::future::Future<Output = Result<T, QueryError>>,
+{
+    let tenant = tenant_of(parts)?;
+    let value = ask(tenant).await.map_err(|e| to_tool_error(e.into()))?;
+    json_result(&value)
+}
+
 fn json_result(value: &impl serde::Serialize) -> Result<CallToolResult, ErrorData> {
     let value = serde_json::to_value(value)
         .map_err(|e| ErrorData::internal_error(format!("serializing: {e}"), None))?;
@@ -121,7 +141,6 @@ impl EpigraphMcp {
         Extension(parts): Extension<axum::http::request::Parts>,
         Parameters(args): Parameters<SearchArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let tenant = tenant_of(&parts)?;
         let level = match args.level.as_deref() {
             None | Some("memory") => Level::Memory,
             Some("source") => Level::Source,
@@ -145,30 +164,11 @@ impl EpigraphMcp {
             modulate: None,
             tenant: None,
         };
-        let query = api::search_query(&self.state, &params).map_err(to_tool_error)?;
-        if level == Level::Chunk {
-            let results = api::chunk_results(&self.state, &tenant, &query, false)
-                .await
-                .map_err(to_tool_error)?;
-            return json_result(&serde_json::json!({ "results": results }));
-        }
-        let (ranked, related) = api::rank(&self.state, &tenant, &query)
-            .await
-            .map_err(to_tool_error)?;
-        match level {
-            Level::Memory => {
-                let results =
-                    api::memory_results(&ranked, &related, &query, false, &self.state.config.rank);
-                self.state
-                    .report_usage(&tenant, results.iter().map(|r| r.id.clone()).collect());
-                json_result(&serde_json::json!({ "results": results }))
-            }
-            Level::Source => {
-                let results = api::source_results(&ranked, query.k);
-                json_result(&serde_json::json!({ "results": results }))
-            }
-            Level::Chunk => unreachable!("answered above"),
-        }
+        answer(&parts, |tenant| async move {
+            let response = self.state.query().search(&tenant, &params).await?;
+            Ok(serde_json::json!({ "results": response.results }))
+        })
+        .await
     }
 
     #[tool(
@@ -187,9 +187,12 @@ impl EpigraphMcp {
             as_of: args.as_of,
             types: None,
         };
-        let block = api::context_block(&self.state, &tenant, &request)
+        let block = self
+            .state
+            .query()
+            .context(&tenant, &request)
             .await
-            .map_err(to_tool_error)?;
+            .map_err(|e| to_tool_error(e.into()))?;
         let mut result = json_result(&block)?;
         result.content = vec![ContentBlock::text(block.markdown.clone())];
         Ok(result)
@@ -207,7 +210,8 @@ impl EpigraphMcp {
         let tenant = tenant_of(&parts)?;
         match self
             .state
-            .graph
+            .query()
+            .graph()
             .node(&tenant, &args.id)
             .await
             .map_err(|e| to_tool_error(e.into()))?
@@ -229,12 +233,11 @@ impl EpigraphMcp {
         Extension(parts): Extension<axum::http::request::Parts>,
         Parameters(args): Parameters<ListArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let tenant = tenant_of(&parts)?;
         let params = ListParams::from(args);
-        let response = api::list_contradictions(&self.state, &tenant, &params)
-            .await
-            .map_err(to_tool_error)?;
-        json_result(&response)
+        answer(&parts, |tenant| async move {
+            self.state.query().contradictions(&tenant, &params).await
+        })
+        .await
     }
 
     #[tool(
@@ -246,12 +249,11 @@ impl EpigraphMcp {
         Extension(parts): Extension<axum::http::request::Parts>,
         Parameters(args): Parameters<ListArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let tenant = tenant_of(&parts)?;
         let params = ListParams::from(args);
-        let response = api::list_questions(&self.state, &tenant, &params)
-            .await
-            .map_err(to_tool_error)?;
-        json_result(&response)
+        answer(&parts, |tenant| async move {
+            self.state.query().questions(&tenant, &params).await
+        })
+        .await
     }
 }
 

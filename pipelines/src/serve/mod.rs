@@ -1,9 +1,13 @@
 //! `epigraph serve`: the query service (axum) over Neo4j (graph state) and LanceDB (full text
 //! and vectors).
 //!
-//! - `GET /v1/search`: hybrid retrieval modulated by graph state (OIDA Eq. 2, [`rank`]);
-//!   `level=source` aggregates to documents; `explain=true` returns the score components.
-//! - `POST /v1/context`: a token-budgeted context block ([`context`]).
+//! The answers come from the query core, [`epigraph_query::QueryService`]; this module is its
+//! HTTP and MCP transport (routes, authentication, errors as statuses, live feeds, OpenAPI).
+//!
+//! - `GET /v1/search`: hybrid retrieval modulated by graph state (OIDA Eq. 2,
+//!   [`epigraph_query::rank`]); `level=source` aggregates to documents; `explain=true` returns
+//!   the score components.
+//! - `POST /v1/context`: a token-budgeted context block ([`epigraph_query::context`]).
 //! - `GET /v1/nodes/{id}`, `/v1/nodes/{id}/neighborhood`, `/v1/entities`, `/v1/contradictions`,
 //!   `/v1/questions`, `/v1/priorities`, `/v1/timeline`, `/v1/traverse` ([`api`]).
 //! - `/mcp`: the same as MCP tools, streamable HTTP ([`mcp`]).
@@ -17,11 +21,9 @@
 
 pub mod api;
 pub mod auth;
-pub mod context;
 pub mod live;
 pub mod mcp;
 pub mod openapi;
-pub mod rank;
 pub mod webhook;
 
 use std::net::SocketAddr;
@@ -33,9 +35,11 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router, middleware};
+use epigraph_query::graph::GraphReader;
+use epigraph_query::{QueryError, QueryService, UsageSink};
+use epigraph_schemas::Fault;
 use epigraph_sinks::embed::Embedder;
 use epigraph_sinks::lance::LanceSink;
-use epigraph_sinks::neo4j::GraphReader;
 use serde::Serialize;
 use serde_json::json;
 use tracing::info;
@@ -45,11 +49,9 @@ use crate::config::{EpigraphConfig, ServeConfig};
 /// Shared state of the handlers.
 #[derive(Clone, Debug)]
 pub struct AppState {
-    lance: LanceSink,
-    graph: GraphReader,
+    query: QueryService,
     config: Arc<ServeConfig>,
     webhook: Option<webhook::Webhook>,
-    usage: Option<UsageReporter>,
     live: live::LiveHub,
 }
 
@@ -62,12 +64,11 @@ impl AppState {
         webhook: Option<webhook::Webhook>,
         usage: Option<UsageReporter>,
     ) -> Self {
+        let usage: Option<Arc<dyn UsageSink>> = usage.map(|u| Arc::new(u) as Arc<dyn UsageSink>);
         AppState {
-            lance,
-            graph,
+            query: QueryService::new(lance, graph, config.query_config(), usage),
             config: Arc::new(config),
             webhook,
-            usage,
             live: live::LiveHub::default(),
         }
     }
@@ -79,16 +80,12 @@ impl AppState {
 
     /// Rows of the LanceDB memory table matching a filter.
     pub async fn lance_rows(&self, filter: &str) -> Result<usize, ApiError> {
-        Ok(self.lance.count(Some(filter.to_string())).await?)
+        Ok(self.query.lance().count(Some(filter.to_string())).await?)
     }
 
-    /// Report returned memory objects as retrievals (in the background).
-    pub fn report_usage(&self, tenant: &str, ids: Vec<String>) {
-        if let Some(usage) = &self.usage
-            && !ids.is_empty()
-        {
-            usage.report(tenant, ids);
-        }
+    /// The query core the handlers answer from.
+    pub fn query(&self) -> &QueryService {
+        &self.query
     }
 }
 
@@ -115,14 +112,13 @@ impl UsageReporter {
             topic,
         }
     }
+}
 
+impl UsageSink for UsageReporter {
     /// One `usage` record per returned node, published in the background; a failure is
     /// logged, never answered to the client.
-    fn report(&self, tenant: &str, ids: Vec<String>) {
-        let at = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
+    fn retrieved(&self, tenant: &str, ids: Vec<String>) {
+        let at = epigraph_schemas::now_millis();
         let (producer, topic, tenant) = (
             self.producer.clone(),
             self.topic.clone(),
@@ -164,10 +160,6 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, message)
     }
 
-    fn not_found(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, message)
-    }
-
     /// The HTTP status.
     pub fn status(&self) -> StatusCode {
         self.status
@@ -204,6 +196,23 @@ impl From<epigraph_sinks::SinkError> for ApiError {
     }
 }
 
+impl From<QueryError> for ApiError {
+    /// Invalid requests are `400`, missing nodes `404`, store failures `503` (retry), schema
+    /// drift `500`.
+    fn from(error: QueryError) -> Self {
+        let status = match (&error, error.fault()) {
+            (QueryError::NotFound(_), _) => StatusCode::NOT_FOUND,
+            (_, Fault::UserInput) => StatusCode::BAD_REQUEST,
+            (_, Fault::ExternalService) => StatusCode::SERVICE_UNAVAILABLE,
+            (_, Fault::Internal) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError {
+            status,
+            message: error.to_string(),
+        }
+    }
+}
+
 impl From<epigraph_sources::SourceError> for ApiError {
     fn from(error: epigraph_sources::SourceError) -> Self {
         ApiError {
@@ -220,26 +229,8 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// The first `max` characters of `text`, cut at a word boundary, with an ellipsis when cut.
-///
-/// ```
-/// assert_eq!(epigraph::serve::snippet("alpha beta gamma", 12), "alpha beta …");
-/// assert_eq!(epigraph::serve::snippet("short", 12), "short");
-/// ```
-pub fn snippet(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(max).collect();
-    let cut = cut
-        .rsplit_once(char::is_whitespace)
-        .map(|(head, _)| head)
-        .unwrap_or(&cut);
-    format!("{} …", cut.trim_end())
-}
-
 async fn healthz(State(state): State<AppState>) -> Result<Json<serde_json::Value>, ApiError> {
-    let rows = state.lance.count(None).await?;
+    let rows = state.query.lance().count(None).await?;
     Ok(Json(json!({"status": "ok", "memory_rows": rows})))
 }
 

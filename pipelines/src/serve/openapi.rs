@@ -6,7 +6,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::api;
-use super::context::{ContextBlock, ContextItem, ContextSection};
+use epigraph_query::context::{ContextBlock, ContextItem, ContextSection};
 
 /// Adds the bearer-token scheme.
 struct BearerAuth;

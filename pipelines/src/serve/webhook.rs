@@ -11,8 +11,8 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use epigraph_sources::kafka::{DeadLetter, EventProducer};
 use epigraph_schemas::{Link, Op, Party, SourceEvent, SourceKind};
+use epigraph_sources::kafka::{DeadLetter, EventProducer};
 use serde::Deserialize;
 use serde_json::json;
 

@@ -142,10 +142,7 @@ impl LanceSink {
 
     /// The same hybrid search over the `chunks` table (source text in ~1,200-token chunks):
     /// up to `k` chunks of the tenant, best first. `types` does not apply to chunks.
-    pub async fn search_chunks(
-        &self,
-        request: &SearchRequest,
-    ) -> Result<Vec<ChunkHit>, SinkError> {
+    pub async fn search_chunks(&self, request: &SearchRequest) -> Result<Vec<ChunkHit>, SinkError> {
         let k = request.k.max(1);
         let candidates = request.candidates.unwrap_or(k * CANDIDATE_FACTOR);
         let filter = format!("tenant = {}", quote(&request.tenant));

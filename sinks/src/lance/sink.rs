@@ -547,9 +547,7 @@ impl LanceSink {
             let stats = table
                 .index_stats(VECTOR_INDEX)
                 .await
-                .map_err(SinkError::lance(
-                    "reading the vector index's statistics",
-                ))?;
+                .map_err(SinkError::lance("reading the vector index's statistics"))?;
             let indexed = stats.map(|s| s.num_indexed_rows).unwrap_or(0);
             trained_on.store(indexed.max(1), Ordering::Relaxed);
         }
@@ -600,9 +598,7 @@ impl LanceSink {
             .chunks
             .index_stats(VECTOR_INDEX)
             .await
-            .map_err(SinkError::lance(
-                "reading the vector index's statistics",
-            ))?;
+            .map_err(SinkError::lance("reading the vector index's statistics"))?;
         Ok(stats.map(|s| (s.num_indexed_rows, s.num_unindexed_rows)))
     }
 
@@ -612,9 +608,7 @@ impl LanceSink {
             .table
             .index_stats(VECTOR_INDEX)
             .await
-            .map_err(SinkError::lance(
-                "reading the vector index's statistics",
-            ))?;
+            .map_err(SinkError::lance("reading the vector index's statistics"))?;
         Ok(stats.map(|s| (s.num_indexed_rows, s.num_unindexed_rows)))
     }
 

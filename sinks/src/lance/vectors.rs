@@ -694,10 +694,7 @@ impl VectorFiller {
             .await
     }
 
-    async fn wait_for(
-        &mut self,
-        done: impl Fn(&FillerStatus) -> bool,
-    ) -> Result<(), SinkError> {
+    async fn wait_for(&mut self, done: impl Fn(&FillerStatus) -> bool) -> Result<(), SinkError> {
         let start = self.status.borrow_and_update().passes;
         self.wake.wake.notify_one();
         loop {

@@ -7,14 +7,11 @@
 //! they are checked against `[A-Z][A-Za-z0-9_]*` before they reach a query.
 
 mod config;
-mod read;
 mod sink;
 mod write;
 
 pub use config::Neo4jConfig;
-pub use read::{
-    ClaimRef, ContradictionPair, EdgeRef, EdgeView, EntityCard, EntityRelation, GraphReader, Hop,
-    MAX_ROWS, MemoryCard, NodeView, PriorityTerms, Subgraph,
+pub use sink::{DEFAULT_VIEW, GraphState, Neo4jSink, PROPERTIES_HASH, connect_graph};
+pub use write::{
+    GraphBatch, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite, safe_identifier,
 };
-pub use sink::{DEFAULT_VIEW, GraphState, Neo4jSink, connect_graph};
-pub use write::{GraphBatch, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite};

@@ -368,8 +368,5 @@ pub fn connect_graph(config: &Neo4jConfig) -> Result<Graph, SinkError> {
         .fetch_size(1000)
         .build()
         .map_err(SinkError::neo4j("building the client configuration"))?;
-    Graph::connect(built).map_err(SinkError::neo4j(format!(
-        "connecting to {}",
-        config.uri
-    )))
+    Graph::connect(built).map_err(SinkError::neo4j(format!("connecting to {}", config.uri)))
 }

@@ -136,7 +136,7 @@ pub(crate) fn props_map(
 }
 
 /// Whether a label or relationship type may be spliced into Cypher.
-pub(crate) fn safe_identifier(name: &str) -> bool {
+pub fn safe_identifier(name: &str) -> bool {
     name.len() <= 64
         && name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')

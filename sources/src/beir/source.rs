@@ -4,7 +4,7 @@ use epigraph_schemas::{SourceEvent, SourceKind};
 use serde::Deserialize;
 
 use crate::kafka::DeadLetter;
-use crate::{SourceError, Scan};
+use crate::{Scan, SourceError};
 
 #[derive(Debug, Deserialize)]
 struct CorpusLine {

@@ -88,9 +88,7 @@ impl EventConsumer {
         for topic in topics {
             let metadata = consumer
                 .fetch_metadata(Some(topic), METADATA_TIMEOUT)
-                .map_err(SourceError::kafka(format!(
-                    "reading metadata of {topic}"
-                )))?;
+                .map_err(SourceError::kafka(format!("reading metadata of {topic}")))?;
             for meta in metadata.topics() {
                 for partition in meta.partitions() {
                     assignment
@@ -170,10 +168,7 @@ impl EventConsumer {
 
     /// Commit "next offset to read" per partition, synchronously: called only after both sinks
     /// acknowledged the epoch that consumed those offsets.
-    pub fn commit(
-        &self,
-        next_offsets: &BTreeMap<(String, i32), i64>,
-    ) -> Result<(), SourceError> {
+    pub fn commit(&self, next_offsets: &BTreeMap<(String, i32), i64>) -> Result<(), SourceError> {
         if next_offsets.is_empty() {
             return Ok(());
         }

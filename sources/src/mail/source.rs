@@ -9,7 +9,7 @@ use walkdir::WalkDir;
 use super::mbox::MboxEntries;
 use super::{MailConfig, parse_message};
 use crate::kafka::DeadLetter;
-use crate::{SourceError, Scan};
+use crate::{Scan, SourceError};
 
 /// Read every message of an mbox file.
 ///
@@ -291,10 +291,7 @@ fn sorted_files(folder: &Path) -> Result<Vec<PathBuf>, SourceError> {
     for entry in std::fs::read_dir(folder).map_err(SourceError::io(folder))? {
         let entry = entry.map_err(SourceError::io(folder))?;
         let path = entry.path();
-        let is_file = entry
-            .file_type()
-            .map_err(SourceError::io(&path))?
-            .is_file();
+        let is_file = entry.file_type().map_err(SourceError::io(&path))?.is_file();
         if is_file && !is_hidden(&path) {
             files.push(path);
         }

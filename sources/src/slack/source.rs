@@ -9,7 +9,7 @@ use walkdir::WalkDir;
 
 use super::SlackConfig;
 use crate::kafka::DeadLetter;
-use crate::{SourceError, Scan};
+use crate::{Scan, SourceError};
 
 /// The dead-letter stage of this source.
 const STAGE: &str = "slack";

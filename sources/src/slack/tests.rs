@@ -14,7 +14,7 @@ use epigraph_schemas::{Link, Party, SourceEvent, SourceKind};
 
 use super::source::{Directory, Rendered, Timestamp, render_markup};
 use super::{SlackConfig, read_slack_export};
-use crate::{SourceError, Scan};
+use crate::{Scan, SourceError};
 
 /// The unzipped fixture export, copied into the repository: `tests/fixtures/slack-export`.
 fn fixture() -> PathBuf {

@@ -19,7 +19,8 @@
 //!
 //! Nothing is filtered: superseded and contradicted objects stay reachable, just lower.
 
-use epigraph_sinks::neo4j::{EdgeRef, MemoryCard};
+use crate::error::InstantError;
+use crate::graph::{EdgeRef, MemoryCard};
 use serde::{Deserialize, Serialize};
 
 /// The factors of φ (`[serve.rank]`).
@@ -91,7 +92,7 @@ impl Intent {
     /// Read the intent from the query's words.
     ///
     /// ```
-    /// use epigraph::serve::rank::Intent;
+    /// use epigraph_query::rank::Intent;
     /// assert!(Intent::of("what was the original launch date?").history);
     /// assert!(Intent::of("where do the sources disagree on pricing").conflict);
     /// assert!(Intent::of("which questions are still unanswered").open_questions);
@@ -213,8 +214,8 @@ impl<'a> AsOf<'a> {
     /// it).
     ///
     /// ```
-    /// use epigraph::serve::rank::AsOf;
-    /// use epigraph_sinks::neo4j::MemoryCard;
+    /// use epigraph_query::rank::AsOf;
+    /// use epigraph_query::graph::MemoryCard;
     /// let card = MemoryCard { recorded_at: Some(500), t_valid: Some(50), ..Default::default() };
     /// assert!(AsOf { card: &card, at: None }.visible());
     /// assert!(AsOf { card: &card, at: Some(50) }.visible());
@@ -231,8 +232,8 @@ impl<'a> AsOf<'a> {
     /// answer had not happened yet.
     ///
     /// ```
-    /// use epigraph::serve::rank::AsOf;
-    /// use epigraph_sinks::neo4j::MemoryCard;
+    /// use epigraph_query::rank::AsOf;
+    /// use epigraph_query::graph::MemoryCard;
     /// let card = MemoryCard { standing: "superseded".into(), t_invalid: Some(200), ..Default::default() };
     /// assert_eq!(AsOf { card: &card, at: None }.standing(), "superseded");
     /// assert_eq!(AsOf { card: &card, at: Some(150) }.standing(), "current");
@@ -284,8 +285,8 @@ impl<'a> AsOf<'a> {
     /// answered).
     ///
     /// ```
-    /// use epigraph::serve::rank::AsOf;
-    /// use epigraph_sinks::neo4j::{EdgeRef, MemoryCard};
+    /// use epigraph_query::rank::AsOf;
+    /// use epigraph_query::graph::{EdgeRef, MemoryCard};
     /// let block = EdgeRef { id: "runbook".into(), t_valid: Some(100), t_invalid: Some(200), recorded_at: None };
     /// let card = MemoryCard { blocks: vec![block], ..Default::default() };
     /// assert_eq!(AsOf { card: &card, at: Some(150) }.blocks().len(), 1);
@@ -339,8 +340,8 @@ impl RankConfig {
     /// φ of a memory object as of an instant, for a query of the given intent.
     ///
     /// ```
-    /// use epigraph::serve::rank::{AsOf, Intent, RankConfig};
-    /// use epigraph_sinks::neo4j::MemoryCard;
+    /// use epigraph_query::rank::{AsOf, Intent, RankConfig};
+    /// use epigraph_query::graph::MemoryCard;
     /// let config = RankConfig::default();
     /// let current = MemoryCard { standing: "current".into(), k: Some(0.5), ..Default::default() };
     /// let old = MemoryCard { standing: "superseded".into(), k: Some(0.5), ..Default::default() };
@@ -397,13 +398,13 @@ impl RankConfig {
 /// (`2026-03-01`, read as the end of that day, UTC).
 ///
 /// ```
-/// use epigraph::serve::rank::parse_instant;
+/// use epigraph_query::rank::parse_instant;
 /// assert_eq!(parse_instant("86400000").unwrap(), 86_400_000);
 /// assert_eq!(parse_instant("1970-01-02T00:00:00Z").unwrap(), 86_400_000);
 /// assert_eq!(parse_instant("1970-01-01").unwrap(), 86_400_000 - 1);
 /// assert!(parse_instant("yesterday").is_err());
 /// ```
-pub fn parse_instant(value: &str) -> Result<i64, String> {
+pub fn parse_instant(value: &str) -> Result<i64, InstantError> {
     let value = value.trim();
     if let Ok(ms) = value.parse::<i64>() {
         return Ok(ms);
@@ -415,18 +416,16 @@ pub fn parse_instant(value: &str) -> Result<i64, String> {
         let end = date
             .succ_opt()
             .and_then(|d| d.and_hms_opt(0, 0, 0))
-            .ok_or_else(|| format!("date {value:?} is out of range"))?;
+            .ok_or_else(|| InstantError::OutOfRange(value.to_string()))?;
         return Ok(end.and_utc().timestamp_millis() - 1);
     }
-    Err(format!(
-        "as_of {value:?} is neither milliseconds since the epoch, an RFC 3339 instant nor a YYYY-MM-DD date"
-    ))
+    Err(InstantError::Unreadable(value.to_string()))
 }
 
 /// An instant as an RFC 3339 date-time (UTC, seconds), for display.
 ///
 /// ```
-/// assert_eq!(epigraph::serve::rank::show_instant(86_400_000), "1970-01-02T00:00:00Z");
+/// assert_eq!(epigraph_query::rank::show_instant(86_400_000), "1970-01-02T00:00:00Z");
 /// ```
 pub fn show_instant(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)

@@ -9,8 +9,9 @@ use neo4rs::{Graph, Query, query};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::write::safe_identifier;
-use crate::SinkError;
+use epigraph_sinks::neo4j::safe_identifier;
+
+use crate::QueryError;
 
 /// One end of an epistemic edge (`CONTRADICTS`, `SUPERSEDES`, `ANSWERS`) with the edge's times.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -280,12 +281,12 @@ impl Hop {
     /// Parse `GOVERNED_BY`, `governed_by` or `<APPROVED_BY` (reverse).
     ///
     /// ```
-    /// use epigraph_sinks::neo4j::Hop;
+    /// use epigraph_query::graph::Hop;
     /// let hop = Hop::parse("<approved_by").unwrap();
     /// assert_eq!((hop.rel_type.as_str(), hop.reverse), ("APPROVED_BY", true));
     /// assert!(Hop::parse("x]-() DETACH DELETE n //").is_err());
     /// ```
-    pub fn parse(step: &str) -> Result<Hop, SinkError> {
+    pub fn parse(step: &str) -> Result<Hop, QueryError> {
         let step = step.trim();
         let (reverse, name) = match step.strip_prefix('<') {
             Some(rest) => (true, rest),
@@ -293,7 +294,7 @@ impl Hop {
         };
         let rel_type = name.trim().to_ascii_uppercase();
         if !safe_identifier(&rel_type) {
-            return Err(SinkError::Config(format!(
+            return Err(QueryError::Invalid(format!(
                 "{step:?} is not a relationship type"
             )));
         }
@@ -326,22 +327,18 @@ impl GraphReader {
         &self,
         q: Query,
         context: &str,
-    ) -> Result<Vec<T>, SinkError> {
+    ) -> Result<Vec<T>, QueryError> {
         let mut stream = self
             .graph
             .execute(q)
             .await
-            .map_err(SinkError::neo4j(context))?;
+            .map_err(QueryError::graph(context))?;
         let mut out = Vec::new();
-        while let Some(row) = stream
-            .next()
-            .await
-            .map_err(SinkError::neo4j(context))?
-        {
-            out.push(
-                row.to::<T>()
-                    .map_err(|e| SinkError::Model(format!("{context}: bad row: {e}")))?,
-            );
+        while let Some(row) = stream.next().await.map_err(QueryError::graph(context))? {
+            out.push(row.to::<T>().map_err(|e| QueryError::BadRow {
+                context: context.to_string(),
+                message: e.to_string(),
+            })?);
         }
         Ok(out)
     }
@@ -351,7 +348,7 @@ impl GraphReader {
         &self,
         tenant: &str,
         ids: &[String],
-    ) -> Result<HashMap<String, MemoryCard>, SinkError> {
+    ) -> Result<HashMap<String, MemoryCard>, QueryError> {
         if ids.is_empty() {
             return Ok(HashMap::new());
         }
@@ -372,7 +369,7 @@ impl GraphReader {
         tenant: &str,
         types: &[String],
         top: usize,
-    ) -> Result<Vec<MemoryCard>, SinkError> {
+    ) -> Result<Vec<MemoryCard>, QueryError> {
         let text = format!(
             "MATCH (m:Memory) WHERE m.tenant = $tenant AND (size($types) = 0 OR m.type IN $types) \
              WITH m ORDER BY coalesce(m.k, -1.0) DESC, m.id LIMIT $top RETURN {CARD}"
@@ -391,7 +388,7 @@ impl GraphReader {
         tenant: &str,
         as_of: Option<i64>,
         limit: usize,
-    ) -> Result<Vec<MemoryCard>, SinkError> {
+    ) -> Result<Vec<MemoryCard>, QueryError> {
         let text = format!(
             "MATCH (m:Question) WHERE m.tenant = $tenant AND (m.standing = 'open' OR \
              ($as_of >= 0 AND m.t_invalid > $as_of)) \
@@ -412,7 +409,7 @@ impl GraphReader {
         tenant: &str,
         include_resolved: bool,
         limit: usize,
-    ) -> Result<Vec<ContradictionPair>, SinkError> {
+    ) -> Result<Vec<ContradictionPair>, QueryError> {
         let a_card = CARD.replace("m.", "a.").replace("(m)", "(a)");
         let b_card = CARD.replace("m.", "b.").replace("(m)", "(b)");
         let text = format!(
@@ -441,7 +438,7 @@ impl GraphReader {
         name: &str,
         exact: bool,
         limit: usize,
-    ) -> Result<Vec<EntityCard>, SinkError> {
+    ) -> Result<Vec<EntityCard>, QueryError> {
         let text = format!(
             "MATCH (e:Entity) WHERE e.tenant = $tenant AND ( \
                ($exact AND (toLower(e.name) = $q OR any(a IN coalesce(e.aliases, []) WHERE toLower(a) = $q))) \
@@ -466,7 +463,7 @@ impl GraphReader {
         tenant: &str,
         memory_ids: &[String],
         limit: usize,
-    ) -> Result<Vec<EntityCard>, SinkError> {
+    ) -> Result<Vec<EntityCard>, QueryError> {
         if memory_ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -490,7 +487,7 @@ impl GraphReader {
         subject: &str,
         types: &[String],
         limit: usize,
-    ) -> Result<(Vec<EntityCard>, Vec<MemoryCard>), SinkError> {
+    ) -> Result<(Vec<EntityCard>, Vec<MemoryCard>), QueryError> {
         let entities = self.entities(tenant, subject, true, 20).await?;
         let mut ids: Vec<String> = Vec::new();
         for e in &entities {
@@ -518,7 +515,7 @@ impl GraphReader {
     }
 
     /// One node of `tenant` with its labels and properties.
-    pub async fn node(&self, tenant: &str, id: &str) -> Result<Option<NodeView>, SinkError> {
+    pub async fn node(&self, tenant: &str, id: &str) -> Result<Option<NodeView>, QueryError> {
         let q = query(
             "MATCH (n:Node {id: $id}) WHERE n.tenant = $tenant \
              RETURN n.id AS id, [l IN labels(n) WHERE l <> 'Node'] AS labels, properties(n) AS properties",
@@ -537,7 +534,7 @@ impl GraphReader {
         id: &str,
         hops: u8,
         limit: usize,
-    ) -> Result<Option<Subgraph>, SinkError> {
+    ) -> Result<Option<Subgraph>, QueryError> {
         let hops = hops.clamp(1, 3);
         let text = format!(
             "MATCH (n:Node {{id: $id}}) WHERE n.tenant = $tenant \
@@ -568,7 +565,7 @@ impl GraphReader {
         &self,
         tenant: &str,
         ids: &[String],
-    ) -> Result<Vec<EdgeView>, SinkError> {
+    ) -> Result<Vec<EdgeView>, QueryError> {
         let q = query(
             "MATCH (a:Node)-[r]->(b:Node) WHERE a.id IN $ids AND b.id IN $ids AND a.tenant = $tenant \
              RETURN type(r) AS rel_type, a.id AS from, b.id AS to, properties(r) AS properties \
@@ -604,16 +601,16 @@ impl GraphReader {
         from: &str,
         hops: &[Hop],
         limit: usize,
-    ) -> Result<Vec<Vec<NodeView>>, SinkError> {
+    ) -> Result<Vec<Vec<NodeView>>, QueryError> {
         if hops.is_empty() || hops.len() > 6 {
-            return Err(SinkError::Config(
+            return Err(QueryError::Invalid(
                 "a traversal has between 1 and 6 hops".into(),
             ));
         }
         let mut pattern = String::from("(n0:Node {id: $from})");
         for (i, hop) in hops.iter().enumerate() {
             if !safe_identifier(&hop.rel_type) {
-                return Err(SinkError::Config(format!(
+                return Err(QueryError::Invalid(format!(
                     "{:?} is not a relationship type",
                     hop.rel_type
                 )));
@@ -700,7 +697,7 @@ fn without_hashes(
     mut properties: BTreeMap<String, serde_json::Value>,
 ) -> BTreeMap<String, serde_json::Value> {
     properties.remove("content_hash");
-    properties.remove(super::sink::PROPERTIES_HASH);
+    properties.remove(epigraph_sinks::neo4j::PROPERTIES_HASH);
     properties
 }
 

@@ -1,0 +1,547 @@
+//! Search: hybrid retrieval of memory objects, documents or chunks, modulated by graph state
+//! (OIDA Eq. 2), as `GET /v1/search` and MCP `search_memory` ask for it.
+
+use std::collections::{HashMap, HashSet};
+
+use epigraph_sinks::lance::{SearchHit, SearchMode, SearchRequest};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::context;
+use crate::graph::MemoryCard;
+use crate::rank::{AsOf, Intent, RankConfig, parse_instant, show_instant};
+use crate::retrieve::{Ranked, SearchQuery};
+use crate::{QueryError, QueryService, snippet};
+
+const TYPES: [&str; 9] = [
+    "DECISION",
+    "CONSTRAINT",
+    "EVIDENCE",
+    "NARRATIVE",
+    "PLAN",
+    "EVALUATION",
+    "OBSERVATION",
+    "HYPOTHESIS",
+    "QUESTION",
+];
+
+/// `DECISION,plan` → `["DECISION", "PLAN"]`, each checked against the nine types.
+///
+/// ```
+/// use epigraph_query::parse_types;
+/// assert_eq!(parse_types(Some("decision, PLAN")).unwrap(), ["DECISION", "PLAN"]);
+/// assert!(parse_types(Some("rumour")).is_err());
+/// assert!(parse_types(None).unwrap().is_empty());
+/// ```
+pub fn parse_types(value: Option<&str>) -> Result<Vec<String>, QueryError> {
+    let Some(value) = value else {
+        return Ok(Vec::new());
+    };
+    value
+        .split(',')
+        .map(|t| t.trim().to_ascii_uppercase())
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            if TYPES.contains(&t.as_str()) {
+                Ok(t)
+            } else {
+                Err(QueryError::invalid(format!(
+                    "unknown type {t:?}; the types are {}",
+                    TYPES.join(", ")
+                )))
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn as_of(value: Option<&str>) -> Result<Option<i64>, QueryError> {
+    value
+        .filter(|v| !v.trim().is_empty())
+        .map(parse_instant)
+        .transpose()
+        .map_err(QueryError::from)
+}
+
+/// `memory` (memory objects), `source` (aggregated to source documents) or `chunk` (raw source
+/// text in ~1,200-token chunks: Mind Graph's fallback for what extraction did not capture).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// Memory objects.
+    #[default]
+    Memory,
+    /// Source documents.
+    Source,
+    /// Chunks of raw source text (current versions; no graph state, `types` and `as_of` do
+    /// not apply).
+    Chunk,
+}
+
+/// Query parameters of `GET /v1/search`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct SearchParams {
+    /// Query text.
+    pub q: String,
+    /// Results wanted (default 10, at most `serve.max_k`).
+    pub k: Option<usize>,
+    /// Only these epistemic types, comma-separated (`DECISION,PLAN`).
+    pub types: Option<String>,
+    /// The state at this instant: ms since the epoch, RFC 3339 or `YYYY-MM-DD`.
+    pub as_of: Option<String>,
+    /// Keep superseded items (demoted) in the results (default true); `false` drops them.
+    pub include_superseded: Option<bool>,
+    /// `memory` (default), `source` or `chunk`.
+    #[param(value_type = Option<String>)]
+    pub level: Option<Level>,
+    /// `hybrid` (default), `text` or `vector`.
+    #[param(value_type = Option<String>)]
+    pub mode: Option<SearchMode>,
+    /// Return the score components.
+    pub explain: Option<bool>,
+    /// Apply the graph-state modulation φ (default true); `false` ranks by relevance alone
+    /// (an ablation: what the graph adds).
+    pub modulate: Option<bool>,
+    /// Tenant (development mode only; with tokens the token decides).
+    pub tenant: Option<String>,
+}
+
+/// Score components of a result (`explain=true`).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct Explain {
+    /// Relevance in [0, 1]: the retrievers' normalised scores averaged (see [`Relevance`]).
+    pub relevance: f64,
+    /// BM25 score, when the full-text retriever found it.
+    pub bm25: Option<f32>,
+    /// Cosine similarity, when the vector retriever found it.
+    pub cosine: Option<f32>,
+    /// Rank in the full-text list.
+    pub text_rank: Option<usize>,
+    /// Rank in the vector list.
+    pub vector_rank: Option<usize>,
+    /// φ of Eq. 2.
+    pub phi: f64,
+    /// Priority factor of φ.
+    pub phi_priority: f64,
+    /// Standing factor of φ.
+    pub phi_standing: f64,
+    /// Edge factor of φ.
+    pub phi_edges: f64,
+    /// Recency factor of φ (questions about the present).
+    pub phi_recency: f64,
+    /// K used.
+    pub k: f64,
+    /// Intent read from the query: history, conflict, open questions.
+    pub intent: Vec<String>,
+}
+
+/// One memory object in the results.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct SearchResult {
+    /// Memory object id.
+    pub id: String,
+    /// Source item id.
+    pub source_id: String,
+    /// Epistemic type.
+    #[serde(rename = "type")]
+    pub memory_type: String,
+    /// Source title.
+    pub title: Option<String>,
+    /// The statement, shortened.
+    pub snippet: String,
+    /// relevance · φ.
+    pub score: f64,
+    /// Standing as of the query's instant.
+    pub standing: String,
+    /// Priority K.
+    pub k: Option<f64>,
+    /// Valid from (ms since the epoch).
+    pub t_valid: Option<i64>,
+    /// Valid until.
+    pub t_invalid: Option<i64>,
+    /// Recorded time.
+    pub recorded_at: Option<i64>,
+    /// Memory objects it contradicts (in force).
+    pub contradicts: Vec<String>,
+    /// Memory objects that superseded it.
+    pub superseded_by: Vec<String>,
+    /// Statements that answered it.
+    pub answered_by: Vec<String>,
+    /// Statements it holds up (an open question's `BLOCKS` edges in force).
+    pub blocks: Vec<String>,
+    /// Open questions holding it up.
+    pub blocked_by: Vec<String>,
+    /// `search`, or `contradiction` for the other side of a contradiction of a result.
+    pub via: String,
+    /// Score components.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
+}
+
+/// One source document in the results (`level=source`).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct SourceResult {
+    /// Source item id.
+    pub source_id: String,
+    /// Best memory score plus a tenth of the next two.
+    pub score: f64,
+    /// Title.
+    pub title: Option<String>,
+    /// The best matching statement.
+    pub snippet: String,
+    /// The matching memory objects, best first.
+    pub memory_ids: Vec<String>,
+}
+
+/// One chunk of raw source text in the results (`level=chunk`).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct ChunkResult {
+    /// Chunk id.
+    pub id: String,
+    /// Source item id.
+    pub source_id: String,
+    /// Source title.
+    pub title: Option<String>,
+    /// Position of the chunk in the source, from 0.
+    pub chunk_index: i64,
+    /// Character span of the chunk in the source body.
+    pub char_start: i64,
+    /// End of the span (exclusive).
+    pub char_end: i64,
+    /// The passage of the chunk that matches the query best (about 600 characters).
+    pub snippet: String,
+    /// The chunk's whole text.
+    pub text: String,
+    /// Fused retrieval score (reciprocal rank).
+    pub score: f64,
+    /// BM25 score, when the full-text retriever found it (`explain=true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bm25: Option<f32>,
+    /// Cosine similarity, when the vector retriever found it (`explain=true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f32>,
+}
+
+/// Results of any level.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum Results {
+    /// `level=memory`.
+    Memory(Vec<SearchResult>),
+    /// `level=source`.
+    Source(Vec<SourceResult>),
+    /// `level=chunk`.
+    Chunk(Vec<ChunkResult>),
+}
+
+/// The answer of `/v1/search`.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct SearchResponse {
+    /// The query, echoed.
+    pub query: String,
+    /// Tenant searched.
+    pub tenant: String,
+    /// Level of the results.
+    pub level: Level,
+    /// The instant searched (RFC 3339), when not now.
+    pub as_of: Option<String>,
+    /// Ranked results.
+    pub results: Results,
+}
+
+fn result(r: &Ranked, at: Option<i64>, via: &str, explain: bool, intent: Intent) -> SearchResult {
+    let view = AsOf { card: &r.card, at };
+    SearchResult {
+        id: r.card.id.clone(),
+        source_id: r.card.source_id.clone(),
+        memory_type: r.card.memory_type.clone(),
+        title: r.card.title.clone(),
+        snippet: snippet(&r.card.text, 300),
+        score: r.score,
+        standing: view.standing().to_string(),
+        k: r.card.k,
+        t_valid: r.card.t_valid,
+        t_invalid: r.card.t_invalid,
+        recorded_at: r.card.recorded_at,
+        contradicts: view.contradicts().iter().map(|e| e.id.clone()).collect(),
+        superseded_by: view.superseded_by().iter().map(|e| e.id.clone()).collect(),
+        answered_by: view.answered_by().iter().map(|e| e.id.clone()).collect(),
+        blocks: view.blocks().iter().map(|e| e.id.clone()).collect(),
+        blocked_by: view.blocked_by().iter().map(|e| e.id.clone()).collect(),
+        via: via.to_string(),
+        explain: explain.then(|| Explain {
+            relevance: r.relevance,
+            bm25: r.hit.bm25,
+            cosine: r.hit.cosine,
+            text_rank: r.hit.text_rank,
+            vector_rank: r.hit.vector_rank,
+            phi: r.phi.phi,
+            phi_priority: r.phi.priority,
+            phi_standing: r.phi.standing,
+            phi_edges: r.phi.edges,
+            phi_recency: r.phi.recency,
+            k: r.phi.k,
+            intent: [
+                ("history", intent.history),
+                ("conflict", intent.conflict),
+                ("open_questions", intent.open_questions),
+                ("current", intent.current),
+            ]
+            .into_iter()
+            .filter(|(_, on)| *on)
+            .map(|(name, _)| name.to_string())
+            .collect(),
+        }),
+    }
+}
+
+/// The top `k` memory results, each followed by the other sides of its contradictions (which
+/// are returned together with it even beyond `k`).
+pub fn memory_results(
+    ranked: &[Ranked],
+    related: &HashMap<String, MemoryCard>,
+    query: &SearchQuery,
+    explain: bool,
+    rank: &RankConfig,
+) -> Vec<SearchResult> {
+    let intent = Intent::of(&query.text);
+    let mut out = Vec::new();
+    let mut shown: HashSet<String> = HashSet::new();
+    for r in ranked.iter().take(query.k) {
+        if !shown.insert(r.card.id.clone()) {
+            continue;
+        }
+        out.push(result(r, query.as_of, "search", explain, intent));
+        let view = AsOf {
+            card: &r.card,
+            at: query.as_of,
+        };
+        for edge in view.contradicts() {
+            if shown.contains(&edge.id) {
+                continue;
+            }
+            let Some(card) = related.get(&edge.id) else {
+                continue;
+            };
+            let partner = ranked
+                .iter()
+                .find(|p| p.card.id == edge.id)
+                .cloned()
+                .unwrap_or_else(|| Ranked {
+                    hit: SearchHit {
+                        id: card.id.clone(),
+                        source_id: card.source_id.clone(),
+                        memory_type: card.memory_type.clone(),
+                        title: card.title.clone(),
+                        text: card.text.clone(),
+                        score: 0.0,
+                        bm25: None,
+                        cosine: None,
+                        text_rank: None,
+                        vector_rank: None,
+                    },
+                    card: card.clone(),
+                    relevance: 0.0,
+                    // Its own φ (for explain); it was not retrieved, so its relevance is 0.
+                    phi: rank.phi(
+                        &AsOf {
+                            card,
+                            at: query.as_of,
+                        },
+                        intent,
+                        None,
+                    ),
+                    score: r.score,
+                });
+            let mut partner = partner;
+            partner.score = partner.score.max(r.score);
+            shown.insert(edge.id.clone());
+            out.push(result(
+                &partner,
+                query.as_of,
+                "contradiction",
+                explain,
+                intent,
+            ));
+        }
+    }
+    out
+}
+
+/// Aggregate memory results to source documents: a source scores its best memory object plus a
+/// tenth of its next two.
+pub fn source_results(ranked: &[Ranked], k: usize) -> Vec<SourceResult> {
+    let mut by_source: HashMap<&str, Vec<&Ranked>> = HashMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for r in ranked {
+        let entry = by_source.entry(r.card.source_id.as_str()).or_default();
+        if entry.is_empty() {
+            order.push(r.card.source_id.as_str());
+        }
+        entry.push(r);
+    }
+    let mut sources: Vec<SourceResult> = order
+        .into_iter()
+        .map(|source| {
+            let members = &by_source[source];
+            let best = members[0];
+            let score =
+                best.score + members.iter().skip(1).take(2).map(|m| m.score).sum::<f64>() * 0.1;
+            SourceResult {
+                source_id: source.to_string(),
+                score,
+                title: best.card.title.clone(),
+                snippet: snippet(&best.card.text, 300),
+                memory_ids: members.iter().map(|m| m.card.id.clone()).collect(),
+            }
+        })
+        .collect();
+    sources.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.source_id.cmp(&b.source_id))
+    });
+    sources.truncate(k);
+    sources
+}
+
+impl QueryService {
+    pub(crate) fn check_query(&self, q: &str) -> Result<(), QueryError> {
+        if q.trim().is_empty() {
+            return Err(QueryError::invalid("q must not be empty"));
+        }
+        if q.chars().count() > self.config.max_query_chars {
+            return Err(QueryError::invalid(format!(
+                "q is longer than {} characters",
+                self.config.max_query_chars
+            )));
+        }
+        Ok(())
+    }
+
+    /// Build the core query of a search request.
+    pub fn search_query(&self, params: &SearchParams) -> Result<SearchQuery, QueryError> {
+        self.check_query(&params.q)?;
+        let k = params.k.unwrap_or(10);
+        if k == 0 || k > self.config.max_k {
+            return Err(QueryError::invalid(format!(
+                "k must be between 1 and {}",
+                self.config.max_k
+            )));
+        }
+        let level = params.level.unwrap_or_default();
+        let candidates = match level {
+            Level::Memory => (k * 5).clamp(50, 500),
+            Level::Source => (k * 20).clamp(200, 1000),
+            Level::Chunk => (k * 4).clamp(20, 400),
+        };
+        if level == Level::Chunk && (params.types.is_some() || params.as_of.is_some()) {
+            return Err(QueryError::invalid(
+                "types and as_of do not apply to level=chunk (chunks are today's raw text)",
+            ));
+        }
+        Ok(SearchQuery {
+            text: params.q.clone(),
+            k,
+            types: parse_types(params.types.as_deref())?,
+            as_of: as_of(params.as_of.as_deref())?,
+            include_superseded: params.include_superseded.unwrap_or(true),
+            mode: params.mode.unwrap_or(SearchMode::Hybrid),
+            candidates,
+            modulate: params.modulate.unwrap_or(true),
+        })
+    }
+
+    /// Hybrid retrieval modulated by graph state (OIDA Eq. 2) at the level asked for.
+    pub async fn search(
+        &self,
+        tenant: &str,
+        params: &SearchParams,
+    ) -> Result<SearchResponse, QueryError> {
+        let query = self.search_query(params)?;
+        let level = params.level.unwrap_or_default();
+        if level == Level::Chunk {
+            let results = self
+                .chunk_results(tenant, &query, params.explain.unwrap_or(false))
+                .await?;
+            return Ok(SearchResponse {
+                query: params.q.clone(),
+                tenant: tenant.to_string(),
+                level,
+                as_of: None,
+                results: Results::Chunk(results),
+            });
+        }
+        let (ranked, related) = self.rank(tenant, &query).await?;
+        let results = match level {
+            Level::Memory => {
+                let results = memory_results(
+                    &ranked,
+                    &related,
+                    &query,
+                    params.explain.unwrap_or(false),
+                    &self.config.rank,
+                );
+                self.report_usage(tenant, results.iter().map(|r| r.id.clone()).collect());
+                Results::Memory(results)
+            }
+            Level::Source => {
+                let results = source_results(&ranked, query.k);
+                self.report_usage(
+                    &tenant,
+                    results
+                        .iter()
+                        .filter_map(|r| r.memory_ids.first().cloned())
+                        .collect(),
+                );
+                Results::Source(results)
+            }
+            Level::Chunk => unreachable!("answered above"),
+        };
+        Ok(SearchResponse {
+            query: params.q.clone(),
+            tenant: tenant.to_string(),
+            level,
+            as_of: query.as_of.map(show_instant),
+            results,
+        })
+    }
+
+    /// Chunks of raw source text best matching the query (no graph state: chunks are Mind Graph's
+    /// fallback for what extraction did not capture).
+    pub async fn chunk_results(
+        &self,
+        tenant: &str,
+        query: &SearchQuery,
+        explain: bool,
+    ) -> Result<Vec<ChunkResult>, QueryError> {
+        let hits = self
+            .lance
+            .search_chunks(&SearchRequest {
+                query: query.text.clone(),
+                k: query.k,
+                tenant: tenant.to_string(),
+                mode: query.mode,
+                types: Vec::new(),
+                candidates: Some(query.candidates),
+            })
+            .await?;
+        Ok(hits
+            .into_iter()
+            .map(|hit| ChunkResult {
+                snippet: context::excerpt(&hit.text, &query.text, 600).1,
+                id: hit.id,
+                source_id: hit.source_id,
+                title: hit.title,
+                chunk_index: hit.chunk_index,
+                char_start: hit.char_start,
+                char_end: hit.char_end,
+                text: hit.text,
+                score: f64::from(hit.score),
+                bm25: hit.bm25.filter(|_| explain),
+                cosine: hit.cosine.filter(|_| explain),
+            })
+            .collect())
+    }
+}

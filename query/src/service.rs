@@ -1,0 +1,113 @@
+//! The query service's core: the stores it reads, its limits, and where it reports what it
+//! returned. Transports (HTTP in `epigraph::serve`, MCP) hold one and call its methods.
+
+use std::sync::Arc;
+
+use epigraph_sinks::lance::LanceSink;
+use serde::{Deserialize, Serialize};
+
+use crate::context::ContextConfig;
+use crate::graph::GraphReader;
+use crate::rank::RankConfig;
+
+/// Limits and ranking of the query core (read from `[serve]` of `epigraph.toml`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueryConfig {
+    /// Largest `k` a search may ask for. Default 100.
+    pub max_k: usize,
+    /// Longest query text, in characters. Default 2,000.
+    pub max_query_chars: usize,
+    /// Largest `budget_tokens` of a context block. Default 32,000.
+    pub max_budget_tokens: usize,
+    /// The graph-state modulation of search scores (OIDA Eq. 2).
+    pub rank: RankConfig,
+    /// Section budgets of context blocks.
+    pub context: ContextConfig,
+}
+
+impl Default for QueryConfig {
+    fn default() -> Self {
+        QueryConfig {
+            max_k: 100,
+            max_query_chars: 2_000,
+            max_budget_tokens: 32_000,
+            rank: RankConfig::default(),
+            context: ContextConfig::default(),
+        }
+    }
+}
+
+/// Where returned memory objects are reported as retrievals (the usage term of the
+/// priorities reads them back from the feedback topic).
+pub trait UsageSink: Send + Sync + std::fmt::Debug {
+    /// `ids` were returned to a reader of `tenant`; must not block.
+    fn retrieved(&self, tenant: &str, ids: Vec<String>);
+}
+
+/// The stores and limits every query is answered from.
+#[derive(Clone, Debug)]
+pub struct QueryService {
+    pub(crate) lance: LanceSink,
+    pub(crate) graph: GraphReader,
+    pub(crate) config: Arc<QueryConfig>,
+    usage: Option<Arc<dyn UsageSink>>,
+}
+
+impl QueryService {
+    /// A service over opened stores; `usage` receives what each answer returned.
+    pub fn new(
+        lance: LanceSink,
+        graph: GraphReader,
+        config: QueryConfig,
+        usage: Option<Arc<dyn UsageSink>>,
+    ) -> Self {
+        QueryService {
+            lance,
+            graph,
+            config: Arc::new(config),
+            usage,
+        }
+    }
+
+    /// The LanceDB tables read (for health checks and counts).
+    pub fn lance(&self) -> &LanceSink {
+        &self.lance
+    }
+
+    /// The graph read.
+    pub fn graph(&self) -> &GraphReader {
+        &self.graph
+    }
+
+    /// The limits and ranking in force.
+    pub fn config(&self) -> &QueryConfig {
+        &self.config
+    }
+
+    /// Report returned memory objects as retrievals (in the background).
+    pub fn report_usage(&self, tenant: &str, ids: Vec<String>) {
+        if let Some(usage) = &self.usage
+            && !ids.is_empty()
+        {
+            usage.retrieved(tenant, ids);
+        }
+    }
+}
+
+/// The first `max` characters of `text`, cut at a word boundary, with an ellipsis when cut.
+///
+/// ```
+/// assert_eq!(epigraph_query::snippet("alpha beta gamma", 12), "alpha beta …");
+/// assert_eq!(epigraph_query::snippet("short", 12), "short");
+/// ```
+pub fn snippet(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    let cut = cut
+        .rsplit_once(char::is_whitespace)
+        .map(|(head, _)| head)
+        .unwrap_or(&cut);
+    format!("{} …", cut.trim_end())
+}
