@@ -20,6 +20,37 @@ pub enum IdentityVerdict {
     Distinct,
 }
 
+/// Why a feedback record is refused (the reason its message is dead-lettered with).
+#[derive(Debug, thiserror::Error)]
+pub enum FeedbackError {
+    /// The payload is not the JSON of a [`Feedback`].
+    #[error("not a feedback record: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// The tenant is not a valid tenant name.
+    #[error("invalid tenant {tenant:?}")]
+    InvalidTenant {
+        /// The tenant as written.
+        tenant: String,
+    },
+    /// An identity verdict with an empty entity id.
+    #[error("an identity verdict needs two entity ids")]
+    MissingEntityId {
+        /// The first id as written.
+        a: String,
+        /// The second id as written.
+        b: String,
+    },
+    /// An identity verdict on an entity with itself.
+    #[error("an identity verdict on an entity with itself")]
+    SameEntity {
+        /// The id given twice.
+        id: String,
+    },
+    /// A usage record with an empty `node_id`.
+    #[error("a usage record needs a node id")]
+    MissingNodeId,
+}
+
 /// One feedback record.
 ///
 /// ```
@@ -87,22 +118,27 @@ impl Feedback {
     /// assert!(same("x", "x").validate().is_err(), "an entity with itself");
     /// assert!(same("", "x").validate().is_err());
     /// ```
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FeedbackError> {
         if !valid_tenant(self.tenant()) {
-            return Err(format!("invalid tenant {:?}", self.tenant()));
+            return Err(FeedbackError::InvalidTenant {
+                tenant: self.tenant().to_string(),
+            });
         }
         match self {
             Feedback::Identity { a, b, .. } => {
                 if a.is_empty() || b.is_empty() {
-                    return Err("an identity verdict needs two entity ids".into());
+                    return Err(FeedbackError::MissingEntityId {
+                        a: a.clone(),
+                        b: b.clone(),
+                    });
                 }
                 if a == b {
-                    return Err("an identity verdict on an entity with itself".into());
+                    return Err(FeedbackError::SameEntity { id: a.clone() });
                 }
             }
             Feedback::Usage { node_id, .. } => {
                 if node_id.is_empty() {
-                    return Err("a usage record needs a node id".into());
+                    return Err(FeedbackError::MissingNodeId);
                 }
             }
         }
@@ -116,9 +152,8 @@ impl Feedback {
     /// assert!(Feedback::parse(br#"{"kind":"identity","tenant":"a","a":"x","b":"y","verdict":"maybe"}"#).is_err());
     /// assert!(Feedback::parse(b"not json").is_err());
     /// ```
-    pub fn parse(payload: &[u8]) -> Result<Self, String> {
-        let feedback: Feedback =
-            serde_json::from_slice(payload).map_err(|e| format!("not a feedback record: {e}"))?;
+    pub fn parse(payload: &[u8]) -> Result<Self, FeedbackError> {
+        let feedback: Feedback = serde_json::from_slice(payload).map_err(FeedbackError::NotJson)?;
         feedback.validate()?;
         Ok(feedback)
     }

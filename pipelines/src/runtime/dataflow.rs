@@ -101,7 +101,38 @@ pub struct EpochOutput {
 pub struct Dataflow {
     inputs: Option<Sender<EpochInput>>,
     outputs: Receiver<EpochOutput>,
-    thread: Option<JoinHandle<Result<(), String>>>,
+    thread: Option<JoinHandle<Result<(), DataflowError>>>,
+}
+
+/// Why the dataflow cannot take an epoch or did not finish cleanly.
+#[derive(Debug, thiserror::Error)]
+pub enum DataflowError {
+    /// timely could not start the workers (e.g. a cluster address that does not bind).
+    #[error("{reason}")]
+    Start {
+        /// timely's reason.
+        reason: String,
+    },
+    /// A worker of this process panicked (e.g. a peer with another configuration).
+    #[error("{reason}")]
+    WorkerPanicked {
+        /// The worker's index in this process.
+        worker: usize,
+        /// The panic, as timely reports it.
+        reason: String,
+    },
+    /// The thread driving the workers panicked.
+    #[error("a timely worker panicked")]
+    ThreadPanicked,
+    /// [`Dataflow::process`] after the inputs were closed.
+    #[error("dataflow already shut down")]
+    ShutDown,
+    /// The workers stopped before answering the epoch.
+    #[error("the dataflow stopped")]
+    Stopped {
+        /// The epoch that was not answered.
+        epoch: u64,
+    },
 }
 
 type Captured = Arc<Mutex<Vec<(GraphElement, u64, isize)>>>;
@@ -180,8 +211,11 @@ impl Dataflow {
                     }
                     inputs.close();
                     while worker.step() {}
-                })?;
-                guards.join().into_iter().collect::<Result<Vec<_>, _>>()?;
+                })
+                .map_err(|reason| DataflowError::Start { reason })?;
+                for (worker, joined) in guards.join().into_iter().enumerate() {
+                    joined.map_err(|reason| DataflowError::WorkerPanicked { worker, reason })?;
+                }
                 Ok(())
             })
             .expect("spawning the timely thread");
@@ -193,33 +227,31 @@ impl Dataflow {
     }
 
     /// Seal one epoch and wait for its output (blocking: call from a blocking context).
-    pub fn process(&self, input: EpochInput) -> Result<EpochOutput, String> {
+    pub fn process(&self, input: EpochInput) -> Result<EpochOutput, DataflowError> {
         let epoch = input.epoch;
-        let inputs = self.inputs.as_ref().ok_or("dataflow already shut down")?;
+        let inputs = self.inputs.as_ref().ok_or(DataflowError::ShutDown)?;
         inputs
             .send(input)
-            .map_err(|_| "the dataflow stopped".to_string())?;
+            .map_err(|_| DataflowError::Stopped { epoch })?;
         let output = self
             .outputs
             .recv()
-            .map_err(|_| "the dataflow stopped".to_string())?;
+            .map_err(|_| DataflowError::Stopped { epoch })?;
         debug_assert_eq!(output.epoch, epoch);
         Ok(output)
     }
 
     /// Wait for the workers to finish: on a compute peer, until the driver closes the inputs.
-    pub fn join(mut self) -> Result<(), String> {
+    pub fn join(mut self) -> Result<(), DataflowError> {
         self.inputs.take();
         self.shutdown()
     }
 
     /// Close the input and wait for the workers to finish.
-    pub fn shutdown(mut self) -> Result<(), String> {
+    pub fn shutdown(mut self) -> Result<(), DataflowError> {
         self.inputs.take();
         match self.thread.take() {
-            Some(thread) => thread
-                .join()
-                .map_err(|_| "a timely worker panicked".to_string())?,
+            Some(thread) => thread.join().map_err(|_| DataflowError::ThreadPanicked)?,
             None => Ok(()),
         }
     }

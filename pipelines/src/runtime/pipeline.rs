@@ -9,9 +9,9 @@ use epigraph_operators::priority::{Now, Usage};
 use epigraph_operators::resolve::Verdict;
 use epigraph_operators::{Extractor, SourceVersion, net_changes};
 use epigraph_schemas::changes::ChangeNotice;
-use epigraph_schemas::feedback::{Feedback, IdentityVerdict};
+use epigraph_schemas::feedback::{Feedback, FeedbackError, IdentityVerdict};
 use epigraph_schemas::topics::{event_key, valid_tenant};
-use epigraph_schemas::{SourceEvent, decode_event};
+use epigraph_schemas::{CodecError, SourceEvent, decode_event};
 use epigraph_sinks::embed::Embedder;
 use epigraph_sinks::lance::{LanceSink, VectorFiller};
 use epigraph_sinks::neo4j::Neo4jSink;
@@ -162,7 +162,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     report.live_sources = state.len();
     report.verdicts = verdicts.len();
     match Arc::try_unwrap(dataflow) {
-        Ok(dataflow) => dataflow.shutdown().map_err(anyhow::Error::msg)?,
+        Ok(dataflow) => dataflow.shutdown()?,
         Err(_) => bail!("the dataflow is still in use"),
     }
     Ok(report)
@@ -456,9 +456,7 @@ impl Runner {
             usages: self.usage.advance(batch.usages, now),
             now: Some(Now(now)),
         };
-        let output = tokio::task::spawn_blocking(move || dataflow.process(input))
-            .await?
-            .map_err(anyhow::Error::msg)?;
+        let output = tokio::task::spawn_blocking(move || dataflow.process(input)).await??;
         self.metrics.epochs.inc();
         self.metrics
             .epoch_seconds
@@ -474,7 +472,7 @@ impl Runner {
         key: &str,
         payload: Option<&[u8]>,
         batch: &mut Batch,
-    ) -> Result<(), String> {
+    ) -> Result<(), InvalidMessage> {
         let Some(payload) = payload else {
             if let Some(previous) = self.verdicts.remove(key) {
                 batch.verdicts.push((previous, -1));
@@ -483,10 +481,10 @@ impl Runner {
         };
         let feedback = Feedback::parse(payload)?;
         if feedback.key() != key {
-            return Err(format!(
-                "key {key:?} does not match the feedback record's key {:?}",
-                feedback.key()
-            ));
+            return Err(InvalidMessage::FeedbackKey {
+                key: key.to_string(),
+                expected: feedback.key(),
+            });
         }
         match feedback {
             Feedback::Identity {
@@ -547,13 +545,14 @@ impl Runner {
                 return Ok(());
             };
             decode_event(payload)
-                .map_err(|e| e.to_string())
+                .map_err(InvalidMessage::Decode)
                 .and_then(|event| validate(&key, event))
                 .map(|event| batch.updates.extend(self.state.apply(&event)))
         };
-        let Err(reason) = outcome else {
+        let Err(error) = outcome else {
             return Ok(());
         };
+        let reason = error.to_string();
         let payload = message.payload.as_deref().unwrap_or_default();
         if self
             .acknowledged
@@ -577,18 +576,57 @@ impl Runner {
     }
 }
 
-fn validate(key: &str, event: SourceEvent) -> Result<SourceEvent, String> {
+/// Why a message read by the run is dead-lettered: the text is the dead letter's reason.
+#[derive(Debug, thiserror::Error)]
+enum InvalidMessage {
+    /// A feedback payload that is not a valid record.
+    #[error(transparent)]
+    Feedback(#[from] FeedbackError),
+    /// A feedback record under another key than its own.
+    #[error("key {key:?} does not match the feedback record's key {expected:?}")]
+    FeedbackKey {
+        /// The message's key.
+        key: String,
+        /// The record's key.
+        expected: String,
+    },
+    /// An event payload that does not decode.
+    #[error(transparent)]
+    Decode(CodecError),
+    /// An event whose tenant is not a valid tenant name.
+    #[error("invalid tenant {tenant:?}")]
+    InvalidTenant {
+        /// The tenant as written.
+        tenant: String,
+    },
+    /// An event without a `source_id`.
+    #[error("empty source_id")]
+    EmptySourceId,
+    /// An event under another key than its tenant/source_id.
+    #[error("key {key:?} does not match the event's tenant/source_id {expected:?}")]
+    EventKey {
+        /// The message's key.
+        key: String,
+        /// The key of the event's tenant and source_id.
+        expected: String,
+    },
+}
+
+fn validate(key: &str, event: SourceEvent) -> Result<SourceEvent, InvalidMessage> {
     if !valid_tenant(&event.tenant) {
-        return Err(format!("invalid tenant {:?}", event.tenant));
+        return Err(InvalidMessage::InvalidTenant {
+            tenant: event.tenant,
+        });
     }
     if event.source_id.is_empty() {
-        return Err("empty source_id".into());
+        return Err(InvalidMessage::EmptySourceId);
     }
     let expected = event_key(&event.tenant, &event.source_id);
     if key != expected {
-        return Err(format!(
-            "key {key:?} does not match the event's tenant/source_id {expected:?}"
-        ));
+        return Err(InvalidMessage::EventKey {
+            key: key.to_string(),
+            expected,
+        });
     }
     Ok(event)
 }
@@ -632,6 +670,7 @@ mod tests {
         assert!(
             validate("other/a.md", event)
                 .unwrap_err()
+                .to_string()
                 .contains("does not match")
         );
     }

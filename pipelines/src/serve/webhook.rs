@@ -11,7 +11,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use epigraph_schemas::{Link, Op, Party, SourceEvent, SourceKind};
+use epigraph_schemas::{CodecError, Link, Op, Party, SourceEvent, SourceKind};
 use epigraph_sources::kafka::{DeadLetter, EventProducer};
 use serde::Deserialize;
 use serde_json::json;
@@ -56,6 +56,42 @@ pub struct WebhookEvent {
     pub extras: BTreeMap<String, String>,
 }
 
+/// Why a webhook body is refused: answered `400` with this text, which is also the reason of its
+/// dead letter.
+#[derive(Debug, thiserror::Error)]
+pub enum WebhookError {
+    /// The body is not the JSON of a [`WebhookEvent`].
+    #[error("not a webhook event: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// `kind` names no source kind.
+    #[error("kind must be chat, email, calendar or document, not {kind:?}")]
+    Kind {
+        /// The kind as written.
+        kind: String,
+    },
+    /// `source_id` is blank or longer than 512 bytes.
+    #[error("source_id must be 1-512 characters")]
+    SourceId {
+        /// The source id as written.
+        source_id: String,
+    },
+    /// `op` is neither `upsert` nor `delete`.
+    #[error("op must be upsert or delete, not {op:?}")]
+    Op {
+        /// The op, lowercased.
+        op: String,
+    },
+    /// A field an upsert needs is absent.
+    #[error("{field} is required for an upsert")]
+    Missing {
+        /// The field's name.
+        field: &'static str,
+    },
+    /// The event does not encode into its Avro schema.
+    #[error(transparent)]
+    Encode(#[from] CodecError),
+}
+
 /// The webhook's publishing side.
 #[derive(Clone, Debug)]
 pub struct Webhook {
@@ -98,30 +134,34 @@ impl Webhook {
 /// let event: WebhookEvent = serde_json::from_str(r#"{"kind": "chat", "source_id": "m1", "body": "hi"}"#).unwrap();
 /// assert_eq!(to_source_event(event, "acme", 0).unwrap().key(), "acme/m1");
 /// let bad: WebhookEvent = serde_json::from_str(r#"{"kind": "fax", "source_id": "m1"}"#).unwrap();
-/// assert!(to_source_event(bad, "acme", 0).unwrap_err().contains("kind"));
+/// assert!(to_source_event(bad, "acme", 0).unwrap_err().to_string().contains("kind"));
 /// ```
-pub fn to_source_event(event: WebhookEvent, tenant: &str, now: i64) -> Result<SourceEvent, String> {
-    let kind = SourceKind::ALL
+pub fn to_source_event(
+    event: WebhookEvent,
+    tenant: &str,
+    now: i64,
+) -> Result<SourceEvent, WebhookError> {
+    let Some(kind) = SourceKind::ALL
         .into_iter()
         .find(|k| k.as_str() == event.kind.to_ascii_lowercase())
-        .ok_or_else(|| {
-            format!(
-                "kind must be chat, email, calendar or document, not {:?}",
-                event.kind
-            )
-        })?;
+    else {
+        return Err(WebhookError::Kind { kind: event.kind });
+    };
     if event.source_id.trim().is_empty() || event.source_id.len() > 512 {
-        return Err("source_id must be 1-512 characters".into());
+        return Err(WebhookError::SourceId {
+            source_id: event.source_id,
+        });
     }
-    let op = match event.op.as_deref().map(str::to_ascii_lowercase).as_deref() {
-        None | Some("upsert") => Op::Upsert,
-        Some("delete") => Op::Delete,
-        Some(other) => return Err(format!("op must be upsert or delete, not {other:?}")),
+    let op = match event.op.as_deref().map(str::to_ascii_lowercase) {
+        None => Op::Upsert,
+        Some(op) if op == "upsert" => Op::Upsert,
+        Some(op) if op == "delete" => Op::Delete,
+        Some(op) => return Err(WebhookError::Op { op }),
     };
     if op == Op::Delete {
         return Ok(SourceEvent::tombstone(tenant, kind, &event.source_id, now));
     }
-    let body = event.body.ok_or("body is required for an upsert")?;
+    let body = event.body.ok_or(WebhookError::Missing { field: "body" })?;
     let mut source = SourceEvent::upsert(tenant, kind, &event.source_id, event.title, body, now);
     source.occurred_at = event.occurred_at;
     source.authors = event.authors;
@@ -139,17 +179,13 @@ pub fn to_source_event(event: WebhookEvent, tenant: &str, now: i64) -> Result<So
 /// ```
 /// use epigraph::serve::webhook::parse_event;
 /// assert!(parse_event(br#"{"kind": "email", "source_id": "m", "body": "b"}"#, "t", 0).is_ok());
-/// assert!(parse_event(b"{not json", "t", 0).unwrap_err().starts_with("not a webhook event"));
+/// assert!(parse_event(b"{not json", "t", 0).unwrap_err().to_string().starts_with("not a webhook event"));
 /// ```
-pub fn parse_event(body: &[u8], tenant: &str, now: i64) -> Result<SourceEvent, String> {
-    serde_json::from_slice::<WebhookEvent>(body)
-        .map_err(|e| format!("not a webhook event: {e}"))
-        .and_then(|event| to_source_event(event, tenant, now))
-        .and_then(|event| {
-            epigraph_schemas::encode_event(&event)
-                .map(|_| event)
-                .map_err(|e| e.to_string())
-        })
+pub fn parse_event(body: &[u8], tenant: &str, now: i64) -> Result<SourceEvent, WebhookError> {
+    let event = serde_json::from_slice::<WebhookEvent>(body).map_err(WebhookError::NotJson)?;
+    let event = to_source_event(event, tenant, now)?;
+    epigraph_schemas::encode_event(&event)?;
+    Ok(event)
 }
 
 pub(super) async fn ingest(
@@ -169,7 +205,8 @@ pub(super) async fn ingest(
         .to_string();
     let event = match parse_event(&body, &tenant, epigraph_schemas::now_millis()) {
         Ok(event) => event,
-        Err(reason) => {
+        Err(error) => {
+            let reason = error.to_string();
             let letter = DeadLetter::new(
                 &reason,
                 "webhook",
@@ -233,7 +270,7 @@ mod tests {
                     accepted += 1;
                     assert!(epigraph_schemas::encode_event(&event).is_ok());
                 }
-                Err(reason) => assert!(!reason.is_empty()),
+                Err(reason) => assert!(!reason.to_string().is_empty()),
             }
         }
         assert!(accepted > 0, "no mutated body was accepted");

@@ -30,7 +30,38 @@ struct LineMetadata {
     written: Option<String>,
 }
 
-fn metadata_of(value: Option<&serde_json::Value>) -> Result<LineMetadata, String> {
+/// Why a corpus line is dead-lettered (the text is the dead letter's reason).
+#[derive(Debug, thiserror::Error)]
+enum LineError {
+    /// The line is not a JSON corpus object.
+    #[error("not a BEIR corpus line: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// `_id` is neither a non-empty string nor a number.
+    #[error("`_id` must be a non-empty string or a number, found {0}")]
+    Id(serde_json::Value),
+    /// `metadata.occurred_at` is a number but not an integer.
+    #[error("metadata.occurred_at {0} is not whole milliseconds")]
+    FractionalTime(serde_json::Number),
+    /// `metadata.occurred_at` is a string but not an RFC 3339 time.
+    #[error("metadata.occurred_at {value:?} is not RFC 3339: {source}")]
+    NotRfc3339 {
+        /// The time as written.
+        value: String,
+        /// Why it does not parse.
+        source: chrono::ParseError,
+    },
+    /// `metadata.occurred_at` is neither a number nor a string.
+    #[error("metadata.occurred_at {0} is not a time")]
+    NotATime(serde_json::Value),
+    /// `metadata.kind` names no source kind.
+    #[error("metadata.kind {0:?} is unknown")]
+    UnknownKind(String),
+    /// `metadata.written` is not a string.
+    #[error("metadata.written {0} is not a string of spans")]
+    Written(serde_json::Value),
+}
+
+fn metadata_of(value: Option<&serde_json::Value>) -> Result<LineMetadata, LineError> {
     let Some(object) = value.and_then(|v| v.as_object()) else {
         return Ok(LineMetadata::default());
     };
@@ -38,25 +69,28 @@ fn metadata_of(value: Option<&serde_json::Value>) -> Result<LineMetadata, String
         None | Some(serde_json::Value::Null) => None,
         Some(serde_json::Value::Number(n)) => Some(
             n.as_i64()
-                .ok_or_else(|| format!("metadata.occurred_at {n} is not whole milliseconds"))?,
+                .ok_or_else(|| LineError::FractionalTime(n.clone()))?,
         ),
         Some(serde_json::Value::String(s)) => Some(
             chrono::DateTime::parse_from_rfc3339(s)
-                .map_err(|e| format!("metadata.occurred_at {s:?} is not RFC 3339: {e}"))?
+                .map_err(|source| LineError::NotRfc3339 {
+                    value: s.clone(),
+                    source,
+                })?
                 .timestamp_millis(),
         ),
-        Some(other) => return Err(format!("metadata.occurred_at {other} is not a time")),
+        Some(other) => return Err(LineError::NotATime(other.clone())),
     };
     let kind = match object.get("kind").and_then(|k| k.as_str()) {
         None => None,
-        Some(name) => Some(
-            SourceKind::parse(name).ok_or_else(|| format!("metadata.kind {name:?} is unknown"))?,
-        ),
+        Some(name) => {
+            Some(SourceKind::parse(name).ok_or_else(|| LineError::UnknownKind(name.to_string()))?)
+        }
     };
     let written = match object.get("written") {
         None | Some(serde_json::Value::Null) => None,
         Some(serde_json::Value::String(spans)) => Some(spans.clone()),
-        Some(other) => return Err(format!("metadata.written {other} is not a string of spans")),
+        Some(other) => return Err(LineError::Written(other.clone())),
     };
     Ok(LineMetadata {
         occurred_at,
@@ -105,9 +139,9 @@ pub fn read_corpus(
                 }
                 scan.events.push(event);
             }
-            Err(reason) => {
+            Err(error) => {
                 scan.dead_letters.push(DeadLetter::new(
-                    &reason,
+                    &error.to_string(),
                     "beir",
                     Some(tenant),
                     &location,
@@ -120,17 +154,12 @@ pub fn read_corpus(
     Ok(scan)
 }
 
-fn parse_line(raw: &[u8]) -> Result<(String, Option<String>, String, LineMetadata), String> {
-    let line: CorpusLine =
-        serde_json::from_slice(raw).map_err(|e| format!("not a BEIR corpus line: {e}"))?;
+fn parse_line(raw: &[u8]) -> Result<(String, Option<String>, String, LineMetadata), LineError> {
+    let line: CorpusLine = serde_json::from_slice(raw).map_err(LineError::NotJson)?;
     let id = match line.id {
         serde_json::Value::String(s) if !s.is_empty() => s,
         serde_json::Value::Number(n) => n.to_string(),
-        other => {
-            return Err(format!(
-                "`_id` must be a non-empty string or a number, found {other}"
-            ));
-        }
+        other => return Err(LineError::Id(other)),
     };
     let title = line.title.filter(|t| !t.trim().is_empty());
     let metadata = metadata_of(line.metadata.as_ref())?;

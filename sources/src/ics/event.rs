@@ -49,6 +49,22 @@ pub struct CalendarEvent {
     pub extras: BTreeMap<String, String>,
 }
 
+/// Why a VEVENT, or one of its times, cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EventError {
+    /// The VEVENT has no `DTSTART`.
+    #[error("the VEVENT has no DTSTART")]
+    NoStart,
+    /// A time property (`DTSTART`, `DTEND`, `RECURRENCE-ID`) is not a DATE or DATE-TIME.
+    #[error("{property}: {reason}")]
+    Time {
+        /// The property's name as written.
+        property: String,
+        /// Why its value is not a time ([`parse_when`]'s reason).
+        reason: String,
+    },
+}
+
 fn param(prop: &Property<'_>, key: &str) -> Option<String> {
     prop.params
         .iter()
@@ -69,18 +85,18 @@ fn address(value: &str) -> String {
     }
 }
 
-fn when(prop: &Property<'_>) -> Result<(When, Option<String>), String> {
+fn when(prop: &Property<'_>) -> Result<(When, Option<String>), EventError> {
     let tzid = param(prop, "TZID");
-    parse_when(prop.val.as_str(), tzid.as_deref())
-        .map_err(|e| format!("{}: {e}", prop.name.as_str()))
+    parse_when(prop.val.as_str(), tzid.as_deref()).map_err(|reason| EventError::Time {
+        property: prop.name.as_str().to_string(),
+        reason,
+    })
 }
 
 impl CalendarEvent {
     /// Reads a VEVENT; fails only without a readable `DTSTART`.
-    pub fn read(component: &Component<'_>) -> Result<Self, String> {
-        let start_prop = component
-            .find_prop("DTSTART")
-            .ok_or("the VEVENT has no DTSTART")?;
+    pub fn read(component: &Component<'_>) -> Result<Self, EventError> {
+        let start_prop = component.find_prop("DTSTART").ok_or(EventError::NoStart)?;
         let (start, note) = when(start_prop)?;
         let mut event = CalendarEvent {
             uid: None,
@@ -113,11 +129,11 @@ impl CalendarEvent {
                 "DURATION" => event.duration = Some(prop.val.as_str().trim().to_string()),
                 "DTEND" => match when(prop) {
                     Ok((end, _)) => event.end = Some(end),
-                    Err(e) => event.notes.push(e),
+                    Err(e) => event.notes.push(e.to_string()),
                 },
                 "RECURRENCE-ID" => match when(prop) {
                     Ok((id, _)) => event.recurrence_id = Some(id),
-                    Err(e) => event.notes.push(e),
+                    Err(e) => event.notes.push(e.to_string()),
                 },
                 "RRULE" => {
                     event.rrules.push(prop.val.as_str().trim().to_string());
