@@ -14,8 +14,8 @@
 //! Map of the crate:
 //! - [`rng`]: the PRNG; [`time`]: simulated calendar;
 //! - [`names`], [`org`]: the organisation;
-//! - [`unit`], [`templates`]: memory units and their phrasings;
-//! - [`dynamics`], [`tracks`], [`steps`]: matters unfolding over time (the epistemic ground
+//! - [`unit`], [`templates`], [`vocabulary`]: memory units, their phrasings and the words they draw on;
+//! - [`dynamics`], [`tracks`], [`steps`], [`facts`]: matters unfolding over time (the epistemic ground
 //!   truth) and how their steps are phrased;
 //! - [`doc`], `compose`, `documents`, [`generator`]: events of each kind, edits, deletes;
 //! - [`labels`]: the records written; [`writer`]: streaming them to a folder.
@@ -35,6 +35,7 @@ mod compose;
 pub mod doc;
 mod documents;
 pub mod dynamics;
+pub mod facts;
 pub mod generator;
 pub mod labels;
 pub mod names;
@@ -45,6 +46,7 @@ pub mod templates;
 pub mod time;
 pub mod tracks;
 pub mod unit;
+pub mod vocabulary;
 pub mod writer;
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! How each step of a conflict or a question is phrased, and one-off metric readings.
 
+use crate::facts::{Ask, Claim, Conflict};
 use crate::time::{self, DAY_MS};
-use crate::tracks::{Ask, Claim, Conflict};
 use crate::unit::{MemType, Piece, Unit, Writer, money};
 
 const STATUSES: &[(&str, &str)] = &[

@@ -1,22 +1,10 @@
 //! The matters the dynamics unfold, step by step, and how each step is written.
 
+pub use crate::facts::{Ask, Claim, Conflict};
 use crate::org::Organisation;
 use crate::steps::{conflict_side, held_step, question_step};
 use crate::time::{self, DAY_MS};
 use crate::unit::{MemType, Piece, Unit, Writer};
-
-/// An attribute/value claim made by a step (`subject` empty: the matter itself).
-#[derive(Clone, Debug)]
-pub struct Claim {
-    /// Entity id, or empty for the matter id.
-    pub subject: String,
-    /// Attribute name.
-    pub attribute: &'static str,
-    /// Normalised value.
-    pub value: String,
-    /// Unit of the value.
-    pub unit: &'static str,
-}
 
 /// What one step wrote.
 #[derive(Debug)]
@@ -37,32 +25,6 @@ pub struct Written {
     pub superseding: bool,
     /// The matter is over.
     pub finished: bool,
-}
-
-/// Which two sources disagree about what.
-#[derive(Clone, Copy, Debug)]
-pub enum Conflict {
-    /// Round size and valuation cap (investor).
-    Funding,
-    /// Team size.
-    Headcount,
-    /// Project status.
-    Status,
-    /// Project budget.
-    Budget,
-}
-
-/// What a question is about.
-#[derive(Clone, Copy, Debug)]
-pub enum Ask {
-    /// Who owns a customer renewal.
-    Owner,
-    /// When an event happens.
-    Date,
-    /// Whether a feature of a project has budget.
-    Budget,
-    /// How long a project keeps logs.
-    Retention,
 }
 
 /// A matter in progress.

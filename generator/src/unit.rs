@@ -6,14 +6,14 @@
 //! written in one of the entity's surface forms and recorded as mentions; value placeholders
 //! (`a` action, `f` feature, `x` metric, `c` cause, `s` system, `n` small count, `N` large count,
 //! `p` percentage, `$` money, `d` future date, `m` this month, `q` this quarter, `h` clock time,
-//! `k` latency) draw from the vocabularies in [`crate::templates`]. A binding passed by the
+//! `k` latency) draw from the vocabularies in [`crate::vocabulary`]. A binding passed by the
 //! caller overrides the random choice, which is how the dynamics write specific values.
 
 use crate::labels::Mention;
 use crate::org::Organisation;
 use crate::rng::SplitMix64;
-use crate::templates::vocabulary;
 use crate::time;
+use crate::vocabulary::vocabulary;
 
 /// The nine epistemic types, plus chit-chat.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

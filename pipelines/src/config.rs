@@ -87,9 +87,18 @@ impl OntologyConfig {
         Ok(u64::from_le_bytes(digest[..8].try_into().expect("8 bytes")))
     }
 
-    /// Loads and validates the ontology.
+    /// Loads and validates the ontology: the `*.toml` files of `dir` (sorted by name) instead
+    /// of the bundled ones when `dir` is given, then every `*.toml` file of each `extra` folder
+    /// on top. The files are read here; the operators only parse their text.
     pub fn load(&self) -> Result<epigraph_operators::Ontology, epigraph_operators::OntologyError> {
-        epigraph_operators::Ontology::load(self.dir.as_deref(), &self.extra)
+        let mut sources = match &self.dir {
+            Some(dir) => toml_files(dir)?,
+            None => epigraph_operators::Ontology::bundled_sources(),
+        };
+        for folder in &self.extra {
+            sources.extend(toml_files(folder)?);
+        }
+        epigraph_operators::Ontology::from_sources(sources)
     }
 
     /// The priority constants: `<dir>/priority.toml` when the ontology comes from a folder
@@ -101,13 +110,47 @@ impl OntologyConfig {
         epigraph_operators::priority::PriorityConfig,
         epigraph_operators::priority::PriorityConfigError,
     > {
+        use epigraph_operators::priority::{PriorityConfig, PriorityConfigError};
         let file = self
             .dir
             .as_ref()
             .map(|dir| dir.join("priority.toml"))
             .filter(|file| file.is_file());
-        epigraph_operators::priority::PriorityConfig::load(file.as_deref(), ontology)
+        match file {
+            None => PriorityConfig::bundled_over(ontology),
+            Some(path) => {
+                let text =
+                    std::fs::read_to_string(&path).map_err(|source| PriorityConfigError::Read {
+                        path: path.clone(),
+                        source,
+                    })?;
+                PriorityConfig::from_toml(&text, &path, ontology)
+            }
+        }
     }
+}
+
+/// The `*.toml` files of a folder, sorted by name, as `(path, text)` pairs.
+fn toml_files(dir: &Path) -> Result<Vec<(PathBuf, String)>, epigraph_operators::OntologyError> {
+    use epigraph_operators::OntologyError;
+    let read_err = |source| OntologyError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read_err)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            std::fs::read_to_string(&path)
+                .map(|text| (path.clone(), text))
+                .map_err(|source| OntologyError::Read { path, source })
+        })
+        .collect()
 }
 
 /// How `epigraph run` seals epochs.
@@ -152,24 +195,6 @@ pub struct ClusterConfig {
     pub addresses: Vec<String>,
     /// This process's index in `addresses` (overridden by `epigraph run --process`).
     pub process: usize,
-}
-
-impl RunConfig {
-    /// Where the dataflow's workers run.
-    pub fn topology(&self) -> crate::runtime::dataflow::Topology {
-        use crate::runtime::dataflow::Topology;
-        if self.cluster.addresses.is_empty() {
-            Topology::Process {
-                workers: self.workers,
-            }
-        } else {
-            Topology::Cluster {
-                workers: self.workers,
-                process: self.cluster.process,
-                addresses: self.cluster.addresses.clone(),
-            }
-        }
-    }
 }
 
 impl Default for RunConfig {
@@ -305,6 +330,43 @@ impl EpigraphConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_priority_file_overrides_the_bundled_config_and_an_ontology_folder_is_read() {
+        use epigraph_operators::Ontology;
+        use epigraph_operators::priority::{Fixed, PriorityConfig};
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in Ontology::bundled_sources() {
+            std::fs::write(dir.path().join(path.file_name().unwrap()), text).unwrap();
+        }
+        let bundled = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../ontology/priority.toml"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("priority.toml"),
+            bundled.replace("eta = 0.1", "eta = 0.2"),
+        )
+        .unwrap();
+        let config = OntologyConfig {
+            dir: Some(dir.path().to_path_buf()),
+            ..OntologyConfig::default()
+        };
+        let ontology = config.load().unwrap();
+        assert_eq!(config.priority(&ontology).unwrap().eta, Fixed(200_000));
+        assert_eq!(
+            OntologyConfig::default().priority(&ontology).unwrap(),
+            PriorityConfig::bundled()
+        );
+        let missing = OntologyConfig {
+            dir: Some(dir.path().join("absent")),
+            ..OntologyConfig::default()
+        };
+        assert!(matches!(
+            missing.load(),
+            Err(epigraph_operators::OntologyError::Read { .. })
+        ));
+    }
 
     #[test]
     fn the_example_config_deserializes() {

@@ -4,6 +4,9 @@
 //! every value is a parameter; relationship types spliced into a traversal are checked first.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::LazyLock;
+
+use epigraph_schemas::graph::retired_status_pattern;
 
 use neo4rs::{Graph, Query, query};
 use serde::de::DeserializeOwned;
@@ -134,7 +137,9 @@ pub struct ClaimRef {
 }
 
 /// Cypher projection of a memory node `m` into a [`MemoryCard`].
-const CARD: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text, '') AS text, \
+/// The columns of a [`MemoryCard`], read from a memory node `m` (`{RETIRED}` is
+/// [`retired_status_pattern`]).
+const CARD_TEMPLATE: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text, '') AS text, \
      m.title AS title, coalesce(m.source_id, '') AS source_id, \
      head([(m)-[:DERIVED_FROM]->(s) | s.kind]) AS source_kind, \
      head([(m)-[:DERIVED_FROM]->(s) | s.occurred_at]) AS occurred_at, \
@@ -151,8 +156,12 @@ const CARD: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text, '') AS t
      [(o)-[r:BLOCKS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS blocked_by, \
      size([(o)-[:SUPPORTS]->(m) | 1]) AS supported, \
      [(m)-[:ASSERTS]->(c:Claim) | {subject: c.subject_name, attribute: c.attribute, value: c.value, unit: c.unit, qualifier: c.qualifier}] AS claims, \
-     head([(m)-[:DERIVED_FROM]->(s)<-[:DERIVED_FROM]-(h) WHERE h.text =~ '(?i)(status: *(superseded|rejected|withdrawn|deprecated|obsolete|replaced)|superseded[- ]by *:?).*' | h.text]) AS source_status, \
+     head([(m)-[:DERIVED_FROM]->(s)<-[:DERIVED_FROM]-(h) WHERE h.text =~ '{RETIRED}' | h.text]) AS source_status, \
      [(m)-[:DERIVED_FROM]->(s)<-[r:SUPERSEDES]-(n) | {id: n.source_id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS source_superseded_by";
+
+/// The columns of a [`MemoryCard`], with the retired statuses of the graph schema.
+static CARD: LazyLock<String> =
+    LazyLock::new(|| CARD_TEMPLATE.replace("{RETIRED}", &retired_status_pattern()));
 
 /// Cypher tail turning rows of `(e, hits)` into [`EntityCard`]s: each entity replaced by the
 /// canonical one of its identity component, with the whole component's names, addresses and
@@ -354,7 +363,8 @@ impl GraphReader {
         }
         let text = format!(
             "UNWIND $ids AS id MATCH (m:Node {{id: id}}) WHERE m:Memory AND m.tenant = $tenant \
-             RETURN {CARD}"
+             RETURN {card}",
+            card = CARD.as_str()
         );
         let q = query(&text)
             .param("ids", ids.to_vec())
@@ -372,7 +382,8 @@ impl GraphReader {
     ) -> Result<Vec<MemoryCard>, QueryError> {
         let text = format!(
             "MATCH (m:Memory) WHERE m.tenant = $tenant AND (size($types) = 0 OR m.type IN $types) \
-             WITH m ORDER BY coalesce(m.k, -1.0) DESC, m.id LIMIT $top RETURN {CARD}"
+             WITH m ORDER BY coalesce(m.k, -1.0) DESC, m.id LIMIT $top RETURN {card}",
+            card = CARD.as_str()
         );
         let q = query(&text)
             .param("tenant", tenant)
@@ -393,7 +404,8 @@ impl GraphReader {
             "MATCH (m:Question) WHERE m.tenant = $tenant AND (m.standing = 'open' OR \
              ($as_of >= 0 AND m.t_invalid > $as_of)) \
              WITH m ORDER BY coalesce(m.k, 0.0) DESC, coalesce(m.t_valid, 0) ASC, m.id \
-             LIMIT $limit RETURN {CARD}"
+             LIMIT $limit RETURN {card}",
+            card = CARD.as_str()
         );
         let q = query(&text)
             .param("tenant", tenant)
@@ -503,7 +515,8 @@ impl GraphReader {
                MATCH (m:Memory)-[:MENTIONS]->(x) RETURN m \
                UNION MATCH (m:Memory)-[:ASSERTS]->(:Claim)-[:ABOUT]->(x) RETURN m }} \
              WITH DISTINCT m WHERE size($types) = 0 OR m.type IN $types \
-             WITH m ORDER BY coalesce(m.t_valid, 0) ASC, m.id LIMIT $limit RETURN {CARD}"
+             WITH m ORDER BY coalesce(m.t_valid, 0) ASC, m.id LIMIT $limit RETURN {card}",
+            card = CARD.as_str()
         );
         let q = query(&text)
             .param("ids", ids)
@@ -720,7 +733,7 @@ mod tests {
 
     #[test]
     fn the_card_projection_has_one_alias_per_field() {
-        let names: Vec<String> = split_top_level(CARD)
+        let names: Vec<String> = split_top_level(&CARD)
             .iter()
             .map(|i| i.rsplit_once(" AS ").unwrap().1.trim().to_string())
             .collect();
@@ -732,5 +745,76 @@ mod tests {
                 && names.contains(&"claims".to_string())
                 && names.contains(&"source_superseded_by".to_string())
         );
+    }
+
+    /// The string literals of this file that are Cypher (they match, return or project).
+    fn cypher_literals() -> Vec<String> {
+        let source = include_str!("graph.rs");
+        let source = &source[..source.find("#[cfg(test)]").unwrap_or(source.len())];
+        let mut out = Vec::new();
+        let mut chars = source.chars().peekable();
+        let mut comment = false;
+        let mut previous = ' ';
+        while let Some(c) = chars.next() {
+            if comment {
+                comment = c != '\n';
+            } else if c == '/' && previous == '/' {
+                comment = true;
+            } else if c == '"' && previous != '\'' {
+                let mut literal = String::new();
+                while let Some(d) = chars.next() {
+                    match d {
+                        '\\' => {
+                            if let Some(e) = chars.next() {
+                                literal.push(if e == '\n' { ' ' } else { e });
+                            }
+                        }
+                        '"' => break,
+                        _ => literal.push(d),
+                    }
+                }
+                if [" AS ", "MATCH", "RETURN"]
+                    .iter()
+                    .any(|w| literal.contains(w))
+                {
+                    out.push(literal);
+                }
+            }
+            previous = c;
+        }
+        out
+    }
+
+    #[test]
+    fn every_property_the_reads_ask_for_is_in_the_graph_schema() {
+        // `x.prop` inside the Cypher of this file, including the card template.
+        let property =
+            regex::Regex::new(r"(?:^|[^A-Za-z0-9_$.])([a-z][a-z0-9_]*)\.([a-z_][a-z0-9_]*)")
+                .expect("pattern");
+        let mut asked = std::collections::BTreeSet::new();
+        for literal in cypher_literals() {
+            for capture in property.captures_iter(&literal) {
+                asked.insert(capture[2].to_string());
+            }
+        }
+        assert!(asked.len() > 20, "the scan found the reads: {asked:?}");
+        let unwritten: Vec<&String> = asked
+            .iter()
+            .filter(|p| !epigraph_schemas::graph::is_written(p))
+            .collect();
+        assert!(
+            unwritten.is_empty(),
+            "read but never written: {unwritten:?}"
+        );
+    }
+
+    #[test]
+    fn the_card_reads_every_retired_status_of_the_schema() {
+        for status in epigraph_schemas::graph::RETIRED_STATUSES {
+            assert!(
+                CARD.contains(status),
+                "{status} missing from the card's Cypher"
+            );
+        }
     }
 }

@@ -7,6 +7,8 @@
 //!   fingerprint + the datum) and decoding that resolves the writer schema against the reader's.
 //! - [`topics`]: topic names and the Kafka key format shared by producers and consumers.
 //! - [`feedback`], [`changes`]: the feedback topic's records and the change notices.
+//! - [`graph`]: the graph schema in Neo4j (labels, properties, retired statuses), shared by
+//!   the pipeline's writer and the query core's reads.
 //! - [`fault`]: whose fault a failure is ([`Fault`]), and the wall clock in ms ([`now_millis`]).
 //!
 //! The `.avsc` files under `avsc/` are the source of truth; the Rust types mirror them and the
@@ -17,6 +19,7 @@ pub mod codec;
 pub mod event;
 pub mod fault;
 pub mod feedback;
+pub mod graph;
 pub mod records;
 pub mod topics;
 

@@ -107,16 +107,7 @@ pub fn header_links(body: &str) -> Vec<(String, DocRole)> {
     links
 }
 
-/// Status values by which a document declares itself no longer in force.
-const RETIRED_STATUSES: [&str; 7] = [
-    "superseded",
-    "rejected",
-    "withdrawn",
-    "deprecated",
-    "obsolete",
-    "replaced",
-    "abandoned",
-];
+use epigraph_schemas::graph::RETIRED_STATUSES;
 
 /// Whether a header unit (`Key: value`, as the segmenter yields it) says that its document is
 /// retired: a `Status:` of superseded, rejected, withdrawn, deprecated, obsolete, replaced or

@@ -2,7 +2,7 @@
 //! (a later kind or relation with an existing name replaces it) and validated.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Deserialize;
 
@@ -121,25 +121,13 @@ impl Ontology {
         Self::bundled_sources()
     }
 
-    pub(super) fn bundled_sources() -> Vec<(PathBuf, String)> {
+    /// The bundled ontology files as `(path, toml text)` pairs, the input of [`Self::from_sources`].
+    pub fn bundled_sources() -> Vec<(PathBuf, String)> {
         BUNDLED
             .iter()
             .chain(std::iter::once(&BUNDLED_TYPES))
             .map(|(name, text)| (PathBuf::from("ontology").join(name), text.to_string()))
             .collect()
-    }
-
-    /// Loads the ontology: the `*.toml` files of `dir` (sorted by name) instead of the bundled
-    /// ones when `dir` is given, then every `*.toml` file of each `extra` folder on top.
-    pub fn load(dir: Option<&Path>, extra: &[PathBuf]) -> Result<Self, OntologyError> {
-        let mut sources = match dir {
-            Some(dir) => read_dir_sources(dir)?,
-            None => Self::bundled_sources(),
-        };
-        for folder in extra {
-            sources.extend(read_dir_sources(folder)?);
-        }
-        Self::from_sources(sources)
     }
 
     /// Builds an ontology from `(path, toml text)` pairs, later files extending or replacing
@@ -155,27 +143,6 @@ impl Ontology {
         }
         merged.finish()
     }
-}
-
-fn read_dir_sources(dir: &Path) -> Result<Vec<(PathBuf, String)>, OntologyError> {
-    let read_err = |source| OntologyError::Read {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(read_err)?
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    paths.sort();
-    paths
-        .into_iter()
-        .map(|path| {
-            std::fs::read_to_string(&path)
-                .map(|text| (path.clone(), text))
-                .map_err(|source| OntologyError::Read { path, source })
-        })
-        .collect()
 }
 
 #[derive(Default)]

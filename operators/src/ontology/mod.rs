@@ -4,7 +4,8 @@
 //!
 //! The project ships its ontology in `ontology/*.toml` (compiled in, see [`Ontology::bundled`]);
 //! a deployment can replace it with its own folder or add files on top
-//! ([`Ontology::load`]). An added kind or relation with a new name extends the vocabulary; one
+//! (`epigraph::config::OntologyConfig::load` reads the files; [`Ontology::from_sources`] builds
+//! from their text: this crate reads no file). An added kind or relation with a new name extends the vocabulary; one
 //! with an existing name replaces it. Nothing outside the loaded vocabulary is ever emitted.
 
 //!

@@ -296,19 +296,10 @@ impl PriorityConfig {
             .expect("the bundled priority config is valid (tested)")
     }
 
-    /// Loads `path` (a `priority.toml`), or the bundled file when `None`, over `ontology`.
-    pub fn load(path: Option<&Path>, ontology: &Ontology) -> Result<Self, PriorityConfigError> {
-        match path {
-            None => Self::from_toml(BUNDLED, Path::new(BUNDLED_PATH), ontology),
-            Some(path) => {
-                let text =
-                    std::fs::read_to_string(path).map_err(|source| PriorityConfigError::Read {
-                        path: path.to_path_buf(),
-                        source,
-                    })?;
-                Self::from_toml(&text, path, ontology)
-            }
-        }
+    /// The bundled `priority.toml` over `ontology` (which may add types and edges the bundled
+    /// constants must cover).
+    pub fn bundled_over(ontology: &Ontology) -> Result<Self, PriorityConfigError> {
+        Self::from_toml(BUNDLED, Path::new(BUNDLED_PATH), ontology)
     }
 
     /// Parses the text of a `priority.toml` (`path` names it in errors).
@@ -601,22 +592,6 @@ mod tests {
             PriorityConfig::from_settings(&settings, &ontology),
             Err(PriorityConfigError::Invalid(_))
         ));
-    }
-
-    #[test]
-    fn a_file_overrides_the_bundled_config_and_a_missing_one_is_a_read_error() {
-        let ontology = Ontology::bundled();
-        let path = std::env::temp_dir().join(format!("priority-{}.toml", std::process::id()));
-        std::fs::write(&path, BUNDLED.replace("eta = 0.1", "eta = 0.2")).unwrap();
-        let config = PriorityConfig::load(Some(&path), &ontology).unwrap();
-        std::fs::remove_file(&path).unwrap();
-        assert_eq!(config.eta, Fixed(200_000));
-        assert_eq!(
-            PriorityConfig::load(None, &ontology).unwrap(),
-            PriorityConfig::bundled()
-        );
-        let error = PriorityConfig::load(Some(&path), &ontology).unwrap_err();
-        assert!(matches!(error, PriorityConfigError::Read { .. }), "{error}");
     }
 
     #[test]

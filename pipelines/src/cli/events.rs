@@ -17,8 +17,8 @@ use anyhow::{Context, Result};
 use epigraph_schemas::{Op, SourceEvent};
 use epigraph_sources::kafka::{DeadLetter, EventProducer, ensure_topics};
 
-use super::ingest::progress_bar;
 use crate::config::EpigraphConfig;
+use crate::publish::progress_bar;
 use crate::serve::webhook::parse_event;
 
 /// The lines of an events file as source events; bad lines become dead letters on the side.

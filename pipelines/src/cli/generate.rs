@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use epigraph_gen::{GenConfig, write_corpus};
 
-use super::ingest::progress_bar;
+use crate::publish::progress_bar;
 
 /// Generate `scale` events with `seed` into `dir` and print a JSON summary.
 pub fn generate(dir: &Path, seed: u64, scale: u64) -> Result<()> {

@@ -243,7 +243,7 @@ pub async fn execute(cli: Cli) -> Result<()> {
                     config.run.cluster.addresses.len()
                 );
             }
-            if !config.run.topology().is_driver() {
+            if !crate::runtime::dataflow::Topology::of(&config.run).is_driver() {
                 tokio::task::spawn_blocking(move || crate::runtime::run_peer(&config)).await??;
                 println!(
                     "{}",

@@ -390,7 +390,7 @@ pub async fn evaluate_retrieval(
             "eval retrieval: publishing {} documents into tenant {tenant}",
             scan.events.len()
         );
-        crate::cli::ingest::publish(config, scan).await?;
+        crate::publish::publish(config, scan).await?;
         eprintln!("eval retrieval: running the pipeline until idle");
         crate::runtime::run(
             config.clone(),
@@ -417,7 +417,7 @@ pub async fn evaluate_retrieval(
     let mut rankings = HashMap::new();
     let mut unmodulated = HashMap::new();
     let mut latencies = Vec::new();
-    let bar = crate::cli::ingest::progress_bar(2 * set.queries.len() as u64, "querying");
+    let bar = crate::publish::progress_bar(2 * set.queries.len() as u64, "querying");
     for (modulate, into) in [("true", &mut rankings), ("false", &mut unmodulated)] {
         for (id, text) in &set.queries {
             let t = std::time::Instant::now();

@@ -42,6 +42,23 @@ pub enum Topology {
 }
 
 impl Topology {
+    /// Where the workers of `run` (`[run]`, `[run.cluster]`) run.
+    pub fn of(run: &crate::config::RunConfig) -> Self {
+        if run.cluster.addresses.is_empty() {
+            Topology::Process {
+                workers: run.workers,
+            }
+        } else {
+            Topology::Cluster {
+                workers: run.workers,
+                process: run.cluster.process,
+                addresses: run.cluster.addresses.clone(),
+            }
+        }
+    }
+}
+
+impl Topology {
     /// The timely configuration.
     fn config(&self) -> timely::Config {
         match self {

@@ -188,7 +188,7 @@ fn start_dataflow(config: &EpigraphConfig) -> Result<(Dataflow, i64)> {
         .context("reading the ontology files")?;
     let extractor = Arc::new(Extractor::new(ontology).context("compiling the ontology's cues")?);
     let half_life = priority.usage_half_life_ms;
-    let topology = config.run.topology();
+    let topology = crate::runtime::dataflow::Topology::of(&config.run);
     if let crate::runtime::dataflow::Topology::Cluster {
         workers,
         process,
@@ -210,7 +210,7 @@ fn start_dataflow(config: &EpigraphConfig) -> Result<(Dataflow, i64)> {
 /// dataflow's workers until the driver, process 0, closes the inputs. It reads no topic and
 /// writes no store. Blocking.
 pub fn run_peer(config: &EpigraphConfig) -> Result<()> {
-    if config.run.topology().is_driver() {
+    if crate::runtime::dataflow::Topology::of(&config.run).is_driver() {
         bail!("run_peer is for processes other than 0 of a [run.cluster]");
     }
     let (dataflow, _) = start_dataflow(config)?;
@@ -400,10 +400,7 @@ impl Runner {
     /// best effort: a notice that fails is logged, and readers also poll).
     async fn announce(&self, epoch: u64, tenants: BTreeMap<String, u64>) {
         let topic = self.config.kafka.changes_topic();
-        let at_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
+        let at_ms = epigraph_schemas::now_millis();
         for (tenant, elements) in tenants {
             let notice = ChangeNotice {
                 tenant,
@@ -444,10 +441,7 @@ impl Runner {
         let sealed = Instant::now();
         let dataflow = self.dataflow.clone();
         let step = self.config.run.clock_step_ms.max(1) as i64;
-        let wall = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0);
+        let wall = epigraph_schemas::now_millis();
         let now = wall - wall.rem_euclid(step);
         let input = EpochInput {
             epoch,

@@ -420,3 +420,112 @@ pub fn live_elements(updates: Vec<(GraphElement, isize)>) -> Vec<GraphElement> {
     live.sort();
     live
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeSet, HashMap};
+    use std::sync::Arc;
+
+    use differential_dataflow::input::Input;
+    use epigraph_operators::model::Priority;
+    use epigraph_operators::{Extractor, GraphElement, NodePriority, SourceVersion, extract_graph};
+    use epigraph_schemas::SourceKind;
+    use epigraph_schemas::graph::{
+        NODES, PRIORITY_PROPERTIES, PROVENANCE_PROPERTIES, RELATIONSHIP_PROPERTIES,
+    };
+    use timely::dataflow::operators::capture::{Capture, Extract};
+
+    use super::{node_write, priority_write, relation_write};
+
+    /// The graph elements the dataflow makes of two short documents.
+    fn elements() -> Vec<GraphElement> {
+        let docs = vec![
+            SourceVersion::new(
+                "acme",
+                "memo",
+                SourceKind::Document,
+                "Board memo\n\nAlice Smith works for Acme Corp. We decided that the seed round is \
+                 EUR 320K on a SAFE. The launch date is 2026-03-01. Who owns the on-call rota?",
+            ),
+            SourceVersion::new(
+                "acme",
+                "plan",
+                SourceKind::Document,
+                "Plan\n\nAlice Smith, CEO of Acme Corp, says the seed round is EUR 200K on a SAFE.",
+            ),
+        ];
+        let captured = timely::execute_directly(move |worker| {
+            let extractor = Arc::new(Extractor::bundled());
+            let (mut input, captured) = worker.dataflow::<u64, _, _>(|scope| {
+                let (input, sources) = scope.new_collection::<SourceVersion, isize>();
+                (input, extract_graph(sources, extractor).inner.capture())
+            });
+            for doc in docs.clone() {
+                input.insert(doc);
+            }
+            input.advance_to(1);
+            input.flush();
+            drop(input);
+            while worker.step() {}
+            captured
+        });
+        captured
+            .extract()
+            .into_iter()
+            .flat_map(|(_, updates)| updates)
+            .filter(|(_, _, diff)| *diff > 0)
+            .map(|(element, _, _)| element)
+            .collect()
+    }
+
+    #[test]
+    fn the_writer_writes_exactly_the_properties_of_the_graph_schema() {
+        let schema: HashMap<&str, BTreeSet<&str>> = NODES
+            .iter()
+            .map(|n| (n.label, n.properties.iter().copied().collect()))
+            .collect();
+        let mut seen_labels = BTreeSet::new();
+        let mut relation_props = BTreeSet::new();
+        for element in elements() {
+            match &element {
+                GraphElement::Relation(r) => {
+                    let write = relation_write(r, String::new());
+                    relation_props.extend(write.props.keys().cloned());
+                }
+                GraphElement::Priority(_) => {}
+                _ => {
+                    let write = node_write(&element, String::new());
+                    let label = write.labels[0].as_str();
+                    let written: BTreeSet<&str> = write.props.keys().map(String::as_str).collect();
+                    let expected = schema
+                        .get(label)
+                        .unwrap_or_else(|| panic!("label {label} is not in the graph schema"));
+                    assert_eq!(&written, expected, "properties of a {label} node");
+                    seen_labels.insert(label.to_string());
+                }
+            }
+        }
+        for node in NODES {
+            assert!(
+                seen_labels.contains(node.label),
+                "no {} node written",
+                node.label
+            );
+        }
+        let allowed: BTreeSet<String> = RELATIONSHIP_PROPERTIES
+            .iter()
+            .chain(PROVENANCE_PROPERTIES.iter())
+            .map(|p| p.to_string())
+            .collect();
+        assert!(relation_props.is_subset(&allowed), "{relation_props:?}");
+        for p in RELATIONSHIP_PROPERTIES {
+            assert!(relation_props.contains(p), "relationships never carry {p}");
+        }
+        let priority = priority_write(
+            &NodePriority::new("acme", "memory:x", Priority::default()),
+            String::new(),
+        );
+        let written: BTreeSet<&str> = priority.props.keys().map(String::as_str).collect();
+        assert_eq!(written, PRIORITY_PROPERTIES.iter().copied().collect());
+    }
+}

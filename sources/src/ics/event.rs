@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use epigraph_schemas::{Link, Party};
 use icalendar::parser::{Component, Property};
 
-use super::time::{When, parse_when};
+use super::time::{NotATime, When, parse_when};
 
 pub use epigraph_schemas::Attendee;
 
@@ -60,8 +60,9 @@ pub enum EventError {
     Time {
         /// The property's name as written.
         property: String,
-        /// Why its value is not a time ([`parse_when`]'s reason).
-        reason: String,
+        /// Why its value is not a time.
+        #[source]
+        reason: NotATime,
     },
 }
 

@@ -283,30 +283,45 @@ fn expand(
     }
 }
 
+/// Why a recurrence could not be expanded (the series then stands as its first occurrence).
+#[derive(Debug, thiserror::Error)]
+enum RecurrenceError {
+    #[error("the recurrence has non-ASCII characters")]
+    NotAscii,
+    #[error("the recurrence crashed its parser")]
+    ParserPanicked,
+    #[error("{0}")]
+    Invalid(#[from] rrule::RRuleError),
+    #[error("window bound {0} is out of range")]
+    Window(i64),
+    #[error("expanding the recurrence crashed")]
+    ExpansionPanicked,
+}
+
 /// Occurrence starts (ms) of a recurring event inside the window.
 fn occurrences(
     event: &CalendarEvent,
     window: (i64, i64),
     max: u16,
-) -> Result<(Vec<i64>, bool), String> {
+) -> Result<(Vec<i64>, bool), RecurrenceError> {
     let text = event.recurrence.join("\n");
     // RFC 5545 recurrence values are ASCII; the rrule crate slices bytes and panics on
     // anything else, and a third-party panic must not take the connector down either.
     if !text.is_ascii() {
-        return Err("the recurrence has non-ASCII characters".into());
+        return Err(RecurrenceError::NotAscii);
     }
     let parsed = std::panic::catch_unwind(|| text.parse::<RRuleSet>())
-        .map_err(|_| "the recurrence crashed its parser".to_string())?;
-    let set = parsed.map_err(|e| e.to_string())?;
+        .map_err(|_| RecurrenceError::ParserPanicked)?;
+    let set = parsed?;
     let bound = |ms: i64| {
         rrule::Tz::UTC
             .timestamp_millis_opt(ms)
             .single()
-            .ok_or_else(|| format!("window bound {ms} is out of range"))
+            .ok_or(RecurrenceError::Window(ms))
     };
     let (after, before) = (bound(window.0)?, bound(window.1)?);
     let result = std::panic::catch_unwind(move || set.after(after).before(before).all(max))
-        .map_err(|_| "expanding the recurrence crashed".to_string())?;
+        .map_err(|_| RecurrenceError::ExpansionPanicked)?;
     Ok((
         result.dates.iter().map(|d| d.timestamp_millis()).collect(),
         result.limited,

@@ -66,9 +66,9 @@ impl When {
 /// let (_, note) = parse_when("20260105T090000", Some("Mars/Olympus")).unwrap();
 /// assert!(note.unwrap().contains("Mars/Olympus"));
 /// ```
-pub fn parse_when(value: &str, tzid: Option<&str>) -> Result<(When, Option<String>), String> {
+pub fn parse_when(value: &str, tzid: Option<&str>) -> Result<(When, Option<String>), NotATime> {
     let value = value.trim();
-    let bad = || format!("{value:?} is not an iCalendar DATE or DATE-TIME");
+    let bad = || NotATime(value.to_string());
     if value.len() == 8 {
         let date = NaiveDate::parse_from_str(value, "%Y%m%d").map_err(|_| bad())?;
         return Ok((When::Date(date), None));
@@ -94,6 +94,11 @@ pub fn parse_when(value: &str, tzid: Option<&str>) -> Result<(When, Option<Strin
         },
     }
 }
+
+/// A value that is neither an iCalendar DATE nor a DATE-TIME.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not an iCalendar DATE or DATE-TIME")]
+pub struct NotATime(pub String);
 
 /// A tz-database zone from a `TZID`, also when it is quoted or prefixed with a vendor path
 /// (`/mozilla.org/20050126_1/America/New_York`).
