@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Plain BM25 baseline over a BEIR folder; prints one JSON object with the retrieval metrics.
 
-Usage: bm25_baseline.py <beir dir> [--k 100] [--no-stem]
+Usage: bm25_baseline.py <beir dir> [--qrels qrels/test.tsv] [--k 100] [--no-stem]
 
 The BEIR folder holds corpus.jsonl ({"_id", "title", "text"}), queries.jsonl ({"_id", "text"}),
 qrels/test.tsv (query-id, corpus-id, score; header line) and optionally state.jsonl
-({"query_id", "current", "superseded"}).
+({"query_id", "current", "superseded"}). --qrels names another qrels file of the folder (e.g.
+qrels/dev.tsv of keps/); only the queries and state pairs of the query ids in it are used (with
+the default file that is every query and pair of peps/, keps/ and generated/).
 
 Retrieval: bm25s with its default parameters (Lucene variant, k1=1.5, b=0.75) over
 "title + newline + text" of each document; tokens are lowercased \\w\\w+ runs, English
@@ -98,28 +100,53 @@ def evaluate(rankings, qrels, state, system):
     return out
 
 
+def make_stemmer(stem):
+    """PyStemmer's English (Snowball) stemmer, or None when not stemming."""
+    if not stem:
+        return None
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def tokenize(texts, stemmer, return_ids=True):
+    """The baseline's tokens: lowercased \\w\\w+ runs, English stopwords out, stemmed."""
+    import bm25s
+
+    return bm25s.tokenize(texts, lower=True, stopwords="en", stemmer=stemmer,
+                          return_ids=return_ids, show_progress=False)
+
+
 def bm25_rankings(corpus, queries, depth, stem):
     import bm25s
 
-    stemmer = None
-    if stem:
-        import Stemmer
-
-        stemmer = Stemmer.Stemmer("english")
+    stemmer = make_stemmer(stem)
     ids = [d["_id"] for d in corpus]
     texts = [(d.get("title") or "") + "\n" + (d.get("text") or "") for d in corpus]
-    tokens = bm25s.tokenize(texts, lower=True, stopwords="en", stemmer=stemmer,
-                            show_progress=False)
+    tokens = tokenize(texts, stemmer)
     retriever = bm25s.BM25()
     retriever.index(tokens, show_progress=False)
-    query_tokens = bm25s.tokenize([q["text"] for q in queries], lower=True, stopwords="en",
-                                  stemmer=stemmer, return_ids=False, show_progress=False)
+    query_tokens = tokenize([q["text"] for q in queries], stemmer, return_ids=False)
     rankings = {}
     for q, toks in zip(queries, query_tokens):
         scores = retriever.get_scores(toks) if toks else [0.0] * len(ids)
         order = sorted(range(len(ids)), key=lambda i: (-float(scores[i]), i))
         rankings[q["_id"]] = [ids[i] for i in order if scores[i] > 0][:depth]
     return rankings
+
+
+def read_split(d, qrels_path=None):
+    """(corpus, queries, qrels, state) of a BEIR folder, for the queries of one qrels file.
+
+    qrels_path (relative to d) defaults to qrels/test.tsv. Only the queries and state pairs whose
+    query id is in that file are kept, so the queries of another split are never asked.
+    """
+    corpus = read_jsonl(d / "corpus.jsonl")
+    qrels = read_qrels(d / (qrels_path or Path("qrels") / "test.tsv"))
+    queries = [q for q in read_jsonl(d / "queries.jsonl") if q["_id"] in qrels]
+    state = read_jsonl(d / "state.jsonl") if (d / "state.jsonl").exists() else []
+    state = [p for p in state if p["query_id"] in qrels]
+    return corpus, queries, qrels, state
 
 
 def main():
@@ -129,12 +156,11 @@ def main():
     ap.add_argument("--k", type=int, default=100,
                     help="results kept per query (metrics at a larger cutoff see only these)")
     ap.add_argument("--no-stem", action="store_true", help="do not stem (no PyStemmer)")
+    ap.add_argument("--qrels", type=Path, default=Path("qrels/test.tsv"),
+                    help="qrels file relative to the folder (default qrels/test.tsv); only its "
+                    "queries and their state pairs are used")
     args = ap.parse_args()
-    d = args.beir_dir
-    corpus = read_jsonl(d / "corpus.jsonl")
-    queries = read_jsonl(d / "queries.jsonl")
-    qrels = read_qrels(d / "qrels" / "test.tsv")
-    state = read_jsonl(d / "state.jsonl") if (d / "state.jsonl").exists() else []
+    corpus, queries, qrels, state = read_split(args.beir_dir, args.qrels)
     rankings = bm25_rankings(corpus, queries, args.k, stem=not args.no_stem)
     system = "bm25s-nostem" if args.no_stem else "bm25s"
     json.dump(evaluate(rankings, qrels, state, system), sys.stdout)
