@@ -216,3 +216,21 @@ fn no_two_modules_of_a_crate_import_each_other() {
         "modules importing each other: {circles:?}"
     );
 }
+
+#[test]
+fn the_operators_read_no_files_at_run_time() {
+    let src = root().join("operators").join("src");
+    let readers: Vec<String> = production_files()
+        .into_iter()
+        .filter(|p| p.starts_with(&src))
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).unwrap_or_default();
+            let code = without_tests(&text);
+            ["std::fs", "File::open", "read_to_string(", "read_dir("]
+                .iter()
+                .any(|call| code.contains(call))
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(readers.is_empty(), "operators reading files: {readers:?}");
+}

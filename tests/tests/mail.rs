@@ -8,8 +8,8 @@ use epigraph_tests::{TestEnv, ingest, neo4j, neo4j_count, serial};
 async fn an_mbox_lands_in_the_graph_and_its_bad_message_is_dead_lettered() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-mbox");
-    let mbox = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../connectors/tests/fixtures/mail/inbox.mbox");
+    let mbox =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../sources/tests/fixtures/mail/inbox.mbox");
     let summary = ingest(&env, &["mbox", mbox.to_str().unwrap()]);
     assert_eq!(
         (

@@ -16,6 +16,7 @@ mod config;
 mod rows;
 mod search;
 mod sink;
+mod vector_cache;
 mod vectors;
 
 pub use chunks::{ChunkRow, Chunking, chunks_schema};

@@ -18,7 +18,7 @@ use tracing::{debug, info};
 use super::LanceConfig;
 use super::chunks::{ChunkRow, chunk_batch, chunks_schema};
 use super::rows::{MemoryRow, Stamp, memory_schema, quote, string_column, text_hash, to_batch};
-use super::vectors::{Target, VectorCache, VectorObserver, now_ms};
+use super::vector_cache::{Target, VectorCache, VectorObserver, now_ms};
 use crate::SinkError;
 use crate::embed::{EmbedConfig, Embedder};
 

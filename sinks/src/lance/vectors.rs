@@ -24,6 +24,8 @@ use tracing::{debug, warn};
 
 use super::LanceSink;
 use super::rows::{memory_schema, quote, string_column, text_hash};
+pub use super::vector_cache::VectorObserver;
+use super::vector_cache::{Target, VectorCache, now_ms};
 use crate::SinkError;
 use crate::embed::Embedder;
 
@@ -35,69 +37,6 @@ const STATIC_BATCH_FACTOR: usize = 32;
 
 /// A chunk pass takes `embed_batch_rows / CHUNK_BATCH_DIVISOR` chunks.
 const CHUNK_BATCH_DIVISOR: usize = 8;
-
-/// Receives the vector side's measurements (the runtime's Prometheus metrics implement it).
-pub trait VectorObserver: Send + Sync + std::fmt::Debug {
-    /// Rows waiting for a vector and how long the oldest of them has waited (since it was
-    /// written), measured at the start of every pass of the filler.
-    fn backlog(&self, rows: usize, oldest: Duration);
-    /// `texts` distinct texts were run through the model in one batch that took `took`.
-    fn embedded(&self, texts: usize, took: Duration);
-    /// `rows` rows got a vector from the cache (a row or recent text with the same hash)
-    /// instead of the model.
-    fn reused(&self, rows: usize);
-}
-
-/// Vectors by text hash, least recently used evicted (in bulk, a tenth at a time).
-#[derive(Debug, Default)]
-pub(crate) struct VectorCache {
-    capacity: usize,
-    tick: u64,
-    entries: HashMap<String, (Arc<Vec<f32>>, u64)>,
-}
-
-impl VectorCache {
-    pub(crate) fn new(capacity: usize) -> Self {
-        VectorCache {
-            capacity,
-            ..VectorCache::default()
-        }
-    }
-
-    pub(crate) fn get(&mut self, hash: &str) -> Option<Arc<Vec<f32>>> {
-        self.tick += 1;
-        let tick = self.tick;
-        self.entries.get_mut(hash).map(|(vector, used)| {
-            *used = tick;
-            vector.clone()
-        })
-    }
-
-    pub(crate) fn put(&mut self, hash: String, vector: Arc<Vec<f32>>) {
-        if self.capacity == 0 {
-            return;
-        }
-        if self.entries.len() >= self.capacity && !self.entries.contains_key(&hash) {
-            let mut ticks: Vec<u64> = self.entries.values().map(|(_, t)| *t).collect();
-            let evict = (self.capacity / 10).max(1).min(ticks.len());
-            let (_, cutoff, _) = ticks.select_nth_unstable(evict - 1);
-            let cutoff = *cutoff;
-            self.entries.retain(|_, (_, t)| *t > cutoff);
-        }
-        self.tick += 1;
-        self.entries.insert(hash, (vector, self.tick));
-    }
-
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.entries.len()
-    }
-}
-
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> i64 {
-    epigraph_schemas::now_millis()
-}
 
 /// `(text_hash, vector)` of every row of the batches that has a vector.
 fn hashed_vectors(batches: &[RecordBatch]) -> Vec<(String, Vec<f32>)> {
@@ -145,32 +84,6 @@ pub struct FillPass {
 /// Added to the write time of a row whose vector another model computed, so that every row
 /// without a vector comes first in the filler's order.
 const UPGRADE: i64 = 1 << 62;
-
-/// A table whose rows get vectors behind them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Target {
-    /// The `memory` table (memory objects).
-    Memory = 0,
-    /// The `chunks` table (source text in chunks).
-    Chunks = 1,
-}
-
-impl Target {
-    /// The table's name.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Target::Memory => "memory",
-            Target::Chunks => "chunks",
-        }
-    }
-
-    fn schema(self) -> lancedb::arrow::arrow_schema::SchemaRef {
-        match self {
-            Target::Memory => memory_schema(),
-            Target::Chunks => super::chunks::chunks_schema(),
-        }
-    }
-}
 
 impl LanceSink {
     pub(crate) fn target(&self, target: Target) -> &lancedb::Table {

@@ -1,4 +1,4 @@
-//! The e-mail source against hand-written fixtures (`connectors/tests/fixtures/mail`), one per
+//! The e-mail source against hand-written fixtures (`sources/tests/fixtures/mail`), one per
 //! MIME case, and a no-panic run over pseudo-random and mutated messages.
 
 use crate::testing::Lcg;
