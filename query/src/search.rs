@@ -28,7 +28,7 @@ const TYPES: [&str; 9] = [
 /// `DECISION,plan` → `["DECISION", "PLAN"]`, each checked against the nine types.
 ///
 /// ```
-/// use epigraph_query::parse_types;
+/// use epigraph_query::search::parse_types;
 /// assert_eq!(parse_types(Some("decision, PLAN")).unwrap(), ["DECISION", "PLAN"]);
 /// assert!(parse_types(Some("rumour")).is_err());
 /// assert!(parse_types(None).unwrap().is_empty());
