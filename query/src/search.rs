@@ -489,7 +489,7 @@ impl QueryService {
             Level::Source => {
                 let results = source_results(&ranked, query.k);
                 self.report_usage(
-                    &tenant,
+                    tenant,
                     results
                         .iter()
                         .filter_map(|r| r.memory_ids.first().cloned())

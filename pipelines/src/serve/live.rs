@@ -261,15 +261,10 @@ async fn read(state: &AppState, key: &FeedKey) -> Result<Read, QueryError> {
         tenant: None,
     };
     let (priorities, contradictions, questions) = tokio::try_join!(
-        async {
-            Ok::<_, QueryError>(
-                state
-                    .query()
-                    .graph()
-                    .priorities(&key.tenant, &key.types, key.top)
-                    .await?,
-            )
-        },
+        state
+            .query()
+            .graph()
+            .priorities(&key.tenant, &key.types, key.top),
         state.query().contradictions(&key.tenant, &list),
         state.query().questions(&key.tenant, &list),
     )?;

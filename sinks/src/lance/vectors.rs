@@ -23,9 +23,9 @@ use tokio::sync::watch;
 use tracing::{debug, warn};
 
 use super::LanceSink;
-use super::rows::{memory_schema, quote, string_column, text_hash};
+use super::rows::{quote, string_column, text_hash};
 pub use super::vector_cache::VectorObserver;
-use super::vector_cache::{Target, VectorCache, now_ms};
+use super::vector_cache::{Target, now_ms};
 use crate::SinkError;
 use crate::embed::Embedder;
 

@@ -46,8 +46,6 @@ use clap::Parser;
 use epigraph::config::EpigraphConfig;
 use epigraph_sinks::neo4j::Neo4jSink;
 use epigraph_sources::kafka::{KafkaConfig, delete_topics};
-use futures::TryStreamExt;
-use rdkafka::consumer::Consumer;
 use serde_json::{Value, json};
 
 use freshness::freshness;

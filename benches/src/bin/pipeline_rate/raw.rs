@@ -8,15 +8,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use clap::Parser;
 use epigraph::config::EpigraphConfig;
 use epigraph_sinks::embed::Embedder;
 use epigraph_sinks::lance::{LanceConfig, LanceSink, MemoryRow};
 use epigraph_sinks::neo4j::{GraphBatch, Neo4jSink, NodeWrite, PropValue};
 use epigraph_sources::kafka::KafkaConfig;
-use futures::TryStreamExt;
 use lancedb::arrow::arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray, new_null_array};
-use lancedb::query::ExecutableQuery;
 use neo4rs::{BoltType, query};
 use rdkafka::ClientConfig;
 use rdkafka::Message;

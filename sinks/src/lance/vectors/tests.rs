@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
 use crate::embed::EmbedConfig;
+use crate::lance::vector_cache::VectorCache;
 use crate::lance::{LanceConfig, MemoryRow, SearchMode, SearchRequest};
 
 #[test]
