@@ -3,7 +3,7 @@
 
 A multinomial logistic regression over hashed word unigrams and bigrams of a
 unit, the words of its section heading, structural signals and the rule
-classifier's per-type scores (see operators/src/extract/typer.rs, which
+classifier's per-type scores (see operators/src/ontology/typer.rs, which
 computes the same features and the arg-max in Rust).
 
 Usage (venv python: ~/.cache/epigraph/venv/bin/python, needs numpy and
