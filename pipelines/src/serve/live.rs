@@ -217,7 +217,7 @@ async fn feed(hub: LiveHub, state: AppState, key: FeedKey, sender: watch::Sender
                     seq += 1;
                     *current = Some(Update::Snapshot(Arc::new(Snapshot {
                         seq,
-                        read_at: now_ms(),
+                        read_at: epigraph_schemas::now_millis(),
                         priorities,
                         contradictions,
                         questions,
@@ -273,10 +273,6 @@ async fn read(state: &AppState, key: &FeedKey) -> Result<Read, QueryError> {
         contradictions.contradictions,
         questions.questions,
     ))
-}
-
-fn now_ms() -> i64 {
-    epigraph_schemas::now_millis()
 }
 
 /// The dashboard's live feed: a `snapshot` event now and after every change.

@@ -18,7 +18,7 @@ use tracing::{debug, info};
 use super::LanceConfig;
 use super::chunks::{ChunkRow, chunk_batch, chunks_schema};
 use super::rows::{MemoryRow, Stamp, memory_schema, quote, string_column, text_hash, to_batch};
-use super::vector_cache::{Target, VectorCache, VectorObserver, now_ms};
+use super::vector_cache::{Target, VectorCache, VectorObserver};
 use crate::SinkError;
 use crate::embed::{EmbedConfig, Embedder};
 
@@ -337,7 +337,7 @@ impl LanceSink {
         let stamp = Stamp {
             view: &self.view,
             model: &self.model,
-            written_at: now_ms(),
+            written_at: epigraph_schemas::now_millis(),
         };
         let batch = to_batch(upserts, &vectors, stamp)
             .map_err(|e| SinkError::Model(format!("building a batch: {e}")))?;
@@ -435,7 +435,7 @@ impl LanceSink {
         let stamp = Stamp {
             view: &self.view,
             model: &self.model,
-            written_at: now_ms(),
+            written_at: epigraph_schemas::now_millis(),
         };
         let batch = chunk_batch(upserts, &vectors, stamp)
             .map_err(|e| SinkError::Model(format!("building a batch: {e}")))?;

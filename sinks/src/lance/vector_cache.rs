@@ -66,11 +66,6 @@ impl VectorCache {
     }
 }
 
-/// Milliseconds since the Unix epoch.
-pub(crate) fn now_ms() -> i64 {
-    epigraph_schemas::now_millis()
-}
-
 /// A table whose rows get vectors behind them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Target {

@@ -24,8 +24,8 @@ use tracing::{debug, warn};
 
 use super::LanceSink;
 use super::rows::{quote, string_column, text_hash};
+use super::vector_cache::Target;
 pub use super::vector_cache::VectorObserver;
-use super::vector_cache::{Target, now_ms};
 use crate::SinkError;
 use crate::embed::Embedder;
 
@@ -313,7 +313,7 @@ impl LanceSink {
             .map(|f| f.name().clone())
             .filter(|name| name != "vector")
             .collect();
-        let now = now_ms();
+        let now = epigraph_schemas::now_millis();
         let mut written = Vec::new();
         for fresh in self.without_vectors(target, &ids, &columns).await? {
             if let Some(b) = with_vectors(&fresh, &vectors, &schema, &self.model, now)? {
@@ -355,7 +355,7 @@ impl LanceSink {
         let memory = self.waiting(Target::Memory, filter).await?;
         let chunks = self.waiting(Target::Chunks, filter).await?;
         if let Some(observer) = &self.observer {
-            let now = now_ms();
+            let now = epigraph_schemas::now_millis();
             let oldest = memory
                 .iter()
                 .chain(&chunks)
