@@ -23,8 +23,10 @@ pub mod api;
 pub mod auth;
 pub mod live;
 pub mod mcp;
+pub mod metrics;
 pub mod openapi;
 pub mod webhook;
+pub mod workspace;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -243,6 +245,7 @@ pub fn router(state: AppState) -> Router {
     let body_limit = state.config.max_body_bytes;
     let timeout = std::time::Duration::from_millis(state.config.request_timeout_ms);
     let concurrency = state.config.max_concurrent_requests.max(1);
+    let serve_metrics = metrics::ServeMetrics::default();
     let reads = Router::new()
         .route("/v1/search", get(api::search))
         .route("/v1/context", post(api::context))
@@ -264,8 +267,16 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/openapi.json", get(openapi::document))
         .route("/dashboard", get(dashboard))
+        .route("/workspace", get(workspace::page))
+        .route("/ui/{*file}", get(workspace::file))
+        .route("/metrics", get(metrics::scrape))
         .route("/v1/ingest", post(webhook::ingest))
         .merge(reads)
+        .layer(middleware::from_fn_with_state(
+            serve_metrics.clone(),
+            metrics::track,
+        ))
+        .layer(axum::Extension(serve_metrics))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

@@ -1,0 +1,257 @@
+//! `GET /metrics` of `epigraph serve`: the query service's own Prometheus metrics (text format).
+//!
+//! - `epigraph_serve_requests_total{method, route, status}`: requests answered, by matched route
+//!   (the route's pattern, `/v1/nodes/{id}`, never the raw path; `unmatched` for a 404 that
+//!   matched no route);
+//! - `epigraph_serve_request_seconds{method, route}`: seconds until the response's head (for a
+//!   live stream: until it opened, not how long it stayed open);
+//! - `epigraph_serve_open_streams{route}`: streamed responses (`text/event-stream`: the live feed,
+//!   MCP) open now;
+//! - `epigraph_serve_live_feeds`: live feeds being read (one per tenant and view, shared by every
+//!   viewer of that view), read at scrape time.
+//!
+//! The pipeline (`epigraph run`) exports its own on `run.metrics_listen`
+//! ([`crate::runtime::metrics`]). `deploy/grafana/epigraph.json` charts both; a test checks that
+//! every metric it queries is exported by one of them.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Extension;
+use axum::body::Body;
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use super::AppState;
+
+/// A request's method, matched route and status.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    route: String,
+    status: u16,
+}
+
+/// A request's method and matched route.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    method: String,
+    route: String,
+}
+
+/// The route of a stream.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StreamLabels {
+    route: String,
+}
+
+fn seconds() -> Histogram {
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+/// The metrics of one query service, shared by its handlers.
+#[derive(Clone, Debug)]
+pub struct ServeMetrics {
+    registry: Arc<Registry>,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    streams: Family<StreamLabels, Gauge>,
+    feeds: Gauge,
+}
+
+impl Default for ServeMetrics {
+    fn default() -> Self {
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency = Family::new_with_constructor(seconds as fn() -> Histogram);
+        let streams = Family::<StreamLabels, Gauge>::default();
+        let feeds = Gauge::default();
+        let mut registry = Registry::with_prefix("epigraph_serve");
+        registry.register(
+            "requests",
+            "Requests answered, by method, matched route and status",
+            requests.clone(),
+        );
+        registry.register(
+            "request_seconds",
+            "Seconds until the response head, by method and matched route",
+            latency.clone(),
+        );
+        registry.register(
+            "open_streams",
+            "Streamed responses (server-sent events) open now, by route",
+            streams.clone(),
+        );
+        registry.register(
+            "live_feeds",
+            "Live feeds being read (one per tenant and view)",
+            feeds.clone(),
+        );
+        ServeMetrics {
+            registry: Arc::new(registry),
+            requests,
+            latency,
+            streams,
+            feeds,
+        }
+    }
+}
+
+impl ServeMetrics {
+    /// The text exposition format.
+    ///
+    /// ```
+    /// let metrics = epigraph::serve::metrics::ServeMetrics::default();
+    /// let text = metrics.render();
+    /// assert!(text.contains("# TYPE epigraph_serve_requests counter"));
+    /// assert!(text.contains("# TYPE epigraph_serve_open_streams gauge"));
+    /// ```
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        encode(&mut out, &self.registry).expect("writing to a String");
+        out
+    }
+}
+
+/// Counts a stream open while it lives.
+struct Open(Gauge);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+/// Middleware: counts and times every request by its matched route, and counts the streams open.
+pub async fn track(State(metrics): State<ServeMetrics>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().as_str().to_string();
+    let route = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".to_string());
+    let response = next.run(request).await;
+    metrics
+        .latency
+        .get_or_create(&RouteLabels {
+            method: method.clone(),
+            route: route.clone(),
+        })
+        .observe(started.elapsed().as_secs_f64());
+    metrics
+        .requests
+        .get_or_create(&RequestLabels {
+            method,
+            route: route.clone(),
+            status: response.status().as_u16(),
+        })
+        .inc();
+    let streamed = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !streamed {
+        return response;
+    }
+    let gauge = metrics
+        .streams
+        .get_or_create(&StreamLabels { route })
+        .clone();
+    gauge.inc();
+    let open = Open(gauge);
+    let (parts, body) = response.into_parts();
+    let body = body.into_data_stream().map(move |chunk| {
+        let _open = &open;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(body))
+}
+
+/// `GET /metrics`: the Prometheus text format.
+pub async fn scrape(
+    State(state): State<AppState>,
+    Extension(metrics): Extension<ServeMetrics>,
+) -> Response {
+    metrics.feeds.set(state.live().feeds() as i64);
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
+        metrics.render(),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::ServeMetrics;
+    use crate::runtime::metrics::RunMetrics;
+
+    /// The sample names each exported family shows (`# TYPE name kind` → `name_total`, …).
+    fn exported() -> BTreeMap<String, String> {
+        let text = ServeMetrics::default().render() + &RunMetrics::default().render();
+        let mut samples = BTreeMap::new();
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("# TYPE ") else {
+                continue;
+            };
+            let (name, kind) = rest.split_once(' ').expect("# TYPE name kind");
+            let suffixes: &[&str] = match kind {
+                "counter" => &["_total"],
+                "histogram" => &["_bucket", "_sum", "_count"],
+                _ => &[""],
+            };
+            for suffix in suffixes {
+                samples.insert(format!("{name}{suffix}"), kind.to_string());
+            }
+        }
+        samples
+    }
+
+    #[test]
+    fn every_metric_the_grafana_dashboard_queries_is_exported() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../deploy/grafana/epigraph.json");
+        let dashboard: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("the Grafana dashboard"))
+                .expect("JSON");
+        let exported = exported();
+        assert!(exported.contains_key("epigraph_serve_requests_total"));
+        assert!(exported.contains_key("epigraph_events_in_total"));
+        let mut queried = 0;
+        for panel in dashboard["panels"].as_array().expect("panels") {
+            for target in panel["targets"].as_array().into_iter().flatten() {
+                let expr = target["expr"].as_str().expect("a PromQL expression");
+                let names: Vec<&str> = expr
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .filter(|w| w.starts_with("epigraph_"))
+                    .collect();
+                assert!(!names.is_empty(), "{expr} queries no epigraph metric");
+                for name in names {
+                    assert!(
+                        exported.contains_key(name),
+                        "{} queries {name}, which neither serve nor run exports ({:?})",
+                        panel["title"],
+                        exported.keys().collect::<Vec<_>>()
+                    );
+                    queried += 1;
+                }
+            }
+        }
+        assert!(queried >= 15, "{queried}");
+    }
+}

@@ -1,0 +1,95 @@
+// The entity page: names and aliases, identity links (SAME_AS), relations, the memory objects
+// around it and its neighbourhood drawn with Cytoscape.js (vendored, loaded as a classic script).
+import { api, day, esc, go } from "./app.js";
+
+const entityView = { name: localStorage.getItem("epigraph.entity") || "" };
+const EDGE_COLOURS = {
+  CONTRADICTS: "#c0392b", SUPERSEDES: "#d68910", SUPPORTS: "#1e8449", ANSWERS: "#2874a6",
+  BLOCKS: "#8e44ad", SAME_AS: "#555", MENTIONS: "#aab", DERIVED_FROM: "#ccd",
+};
+const label = (n) => {
+  const p = n.properties || {};
+  const claim = n.labels.includes("Claim") ? [p.attribute, p.value].filter(Boolean).join(" = ") : null;
+  const text = p.name || (n.labels.includes("Memory") ? p.text : null) || claim || p.title || p.text || p.source_id || n.id;
+  return text.length > 40 ? text.slice(0, 38) + "…" : text;
+};
+const kind = (n) => n.labels.filter((l) => l !== "Node").join(":");
+
+export async function entityPage(view, { query, stale }) {
+  if (query.get("name")) entityView.name = query.get("name");
+  const id = query.get("id");
+  view.innerHTML = `<h1>Entity</h1>
+    <form class="controls" id="eform"><label>name or alias <input id="ename" value="${esc(entityView.name)}" placeholder="Atlas, Lighthouse Fund, a person"></label>
+    <button type="submit">Find</button></form><div id="ebody"></div>`;
+  view.querySelector("#eform").addEventListener("submit", (event) => {
+    event.preventDefault();
+    entityView.name = view.querySelector("#ename").value.trim();
+    localStorage.setItem("epigraph.entity", entityView.name);
+    go("entity", { name: entityView.name });
+  });
+  const body = view.querySelector("#ebody");
+  let name = entityView.name;
+  if (id && !query.get("name")) {
+    const node = await api(`/v1/nodes/${encodeURIComponent(id)}`).catch(() => null);
+    name = node?.properties?.name || name;
+  }
+  if (!name) { body.innerHTML = `<p class="muted">Name an entity.</p>`; return; }
+  const { entities } = await api("/v1/entities", { query: { name, limit: 10 } });
+  if (stale()) return;
+  if (!entities.length) { body.innerHTML = `<p class="muted">No entity is known by ${esc(name)}.</p>`; return; }
+  const entity = entities.find((e) => e.id === id || e.merged.includes(id)) || entities[0];
+  body.innerHTML = `
+    ${entities.length > 1 ? `<p class="muted small">also: ${entities.filter((e) => e !== entity).map((e) => `<a href="#/entity?id=${encodeURIComponent(e.id)}&name=${encodeURIComponent(e.name)}">${esc(e.name)}</a> (${esc(e.kind)})`).join(", ")}</p>` : ""}
+    <div class="split">
+    <section aria-labelledby="ename-h"><h2 id="ename-h">${esc(entity.name)} <span class="badge">${esc(entity.kind)}</span></h2>
+    <dl class="edges"><dt>aliases</dt><dd id="aliases">${entity.aliases.map(esc).join(", ") || '<span class="muted">none</span>'}</dd>
+    ${entity.addresses.length ? `<dt>addresses</dt><dd>${entity.addresses.map(esc).join(", ")}</dd>` : ""}
+    <dt>mentions</dt><dd>${entity.mentions ?? 0}</dd>
+    <dt>same as</dt><dd>${entity.merged.length ? entity.merged.map((m) => `<code>${esc(m)}</code>`).join(", ") + ' <span class="muted small">(merged by identity resolution: SAME_AS)</span>' : '<span class="muted">no identity links</span>'}</dd></dl>
+    <h3>Relations</h3>
+    <table class="list" id="relations"><thead><tr><th>relation</th><th>with</th><th>since</th><th>sources</th></tr></thead><tbody>
+    ${entity.relations.map((r) => `<tr><td>${r.direction === "out" ? "→" : "←"} ${esc(r.type)}</td><td><a href="#/entity?id=${encodeURIComponent(r.id)}&name=${encodeURIComponent(r.name || "")}">${esc(r.name || r.id)}</a></td>
+      <td>${esc(day(r.t_valid))}${r.t_invalid ? " – " + esc(day(r.t_invalid)) : ""}</td><td class="num">${r.support ?? ""}</td></tr>`).join("")}
+    </tbody></table>${entity.relations.length ? "" : '<p class="muted">No relations.</p>'}
+    <h3>Memory objects around it</h3><ul id="mentions" class="plain"><li class="muted">loading…</li></ul>
+    <p><a href="#/timeline?subject=${encodeURIComponent(entity.name)}">Its timeline →</a></p></section>
+    <section aria-labelledby="graph-h"><h2 id="graph-h">Neighbourhood <span class="muted small">2 hops</span></h2>
+    <div id="graph" role="img" aria-label="neighbourhood graph of ${esc(entity.name)}"></div>
+    <p class="legend small">${Object.entries(EDGE_COLOURS).map(([t, c]) => `<span><i style="background:${c}"></i>${t}</span>`).join(" ")}</p></section></div>`;
+  const graph = await api(`/v1/nodes/${encodeURIComponent(entity.id)}/neighborhood`, { query: { hops: 2, limit: 80 } });
+  if (stale()) return;
+  const memories = graph.nodes.filter((n) => n.labels.includes("Memory"));
+  body.querySelector("#mentions").innerHTML = memories.length
+    ? memories.slice(0, 30).map((n) => `<li><a href="#/priorities?node=${encodeURIComponent(n.id)}">${esc(n.properties.type || "")}</a> ${esc(n.properties.text || n.id)}</li>`).join("")
+    : '<li class="muted">none within two hops</li>';
+  const container = body.querySelector("#graph");
+  container.dataset.nodes = graph.nodes.length;
+  container.dataset.edges = graph.edges.length;
+  if (typeof window.cytoscape !== "function") {
+    container.textContent = "Cytoscape.js did not load.";
+    return;
+  }
+  const ids = new Set(graph.nodes.map((n) => n.id));
+  const cy = window.cytoscape({
+    container,
+    elements: [
+      ...graph.nodes.map((n) => ({ data: { id: n.id, label: label(n), kind: kind(n), centre: n.id === entity.id ? 1 : 0, memory: n.labels.includes("Memory") ? 1 : 0 } })),
+      ...graph.edges.filter((e) => ids.has(e.from) && ids.has(e.to)).map((e, i) => ({ data: { id: "e" + i, source: e.from, target: e.to, type: e.type, colour: EDGE_COLOURS[e.type] || "#999" } })),
+    ],
+    style: [
+      { selector: "node", style: { label: "data(label)", "font-size": 9, "text-wrap": "ellipsis", "text-max-width": 120, "background-color": "#5b7db1", width: 14, height: 14, color: "#222" } },
+      { selector: "node[memory = 1]", style: { "background-color": "#e0a526", shape: "round-rectangle" } },
+      { selector: "node[centre = 1]", style: { "background-color": "#c0392b", width: 24, height: 24, "font-weight": "bold" } },
+      { selector: "edge", style: { width: 1.5, "line-color": "data(colour)", "target-arrow-color": "data(colour)", "target-arrow-shape": "triangle", "curve-style": "bezier", label: "data(type)", "font-size": 7, color: "#666" } },
+    ],
+    layout: { name: "cose", animate: false, randomize: false, nodeRepulsion: 9000 },
+  });
+  cy.on("tap", "node", (event) => {
+    const n = graph.nodes.find((x) => x.id === event.target.id());
+    if (!n) return;
+    if (n.labels.includes("Entity")) go("entity", { id: n.id, name: n.properties.name || "" });
+    else if (n.labels.includes("Memory")) go("priorities", { node: n.id });
+  });
+  container.dataset.drawn = cy.nodes().length;
+  return () => cy.destroy();
+}

@@ -1,0 +1,111 @@
+// Pipeline health, as far as the query service can see it: its own /metrics (requests and
+// latency per route, streams open, live feeds), /healthz (rows in LanceDB), and how fresh the
+// live feed is. The pipeline's own metrics (epigraph run, run.metrics_listen) are for
+// Prometheus and Grafana (deploy/prometheus, deploy/grafana): the browser cannot reach them.
+import { api, esc, live, num, render, when } from "./app.js";
+
+/** Prometheus text → [{name, labels, value}]. */
+export function parseMetrics(text) {
+  const out = [];
+  for (const line of text.split("\n")) {
+    if (!line || line.startsWith("#")) continue;
+    const m = line.match(/^([a-zA-Z_:][\w:]*)(\{(.*)\})?\s+(\S+)/);
+    if (!m) continue;
+    const labels = {};
+    for (const [, k, v] of (m[3] || "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[k] = v;
+    out.push({ name: m[1], labels, value: Number(m[4]) });
+  }
+  return out;
+}
+
+/** Per route: requests, errors, mean and p95 latency (from the histogram's buckets). */
+function routes(samples) {
+  const by = new Map();
+  const get = (route) => by.get(route) || by.set(route, { route, requests: 0, errors: 0, sum: 0, count: 0, buckets: [] }).get(route);
+  for (const s of samples) {
+    const route = s.labels.route;
+    if (!route) continue;
+    const r = get(`${s.labels.method || ""} ${route}`);
+    if (s.name === "epigraph_serve_requests_total") { r.requests += s.value; if (Number(s.labels.status) >= 400) r.errors += s.value; }
+    if (s.name === "epigraph_serve_request_seconds_sum") r.sum += s.value;
+    if (s.name === "epigraph_serve_request_seconds_count") r.count += s.value;
+    if (s.name === "epigraph_serve_request_seconds_bucket") r.buckets.push([s.labels.le === "+Inf" ? Infinity : Number(s.labels.le), s.value]);
+  }
+  for (const r of by.values()) {
+    r.buckets.sort((a, b) => a[0] - b[0]);
+    const target = r.count * 0.95;
+    r.p95 = r.buckets.find(([, c]) => c >= target)?.[0];
+  }
+  return [...by.values()].filter((r) => r.requests > 0).sort((a, b) => b.requests - a.requests);
+}
+
+const history = { t: [], rate: [], latency: [], last: null, timer: null };
+
+export async function healthPage(view, { reason, stale }) {
+  if (reason === "snapshot" && view.querySelector("#health")) {
+    // Only the freshness line moves with the live feed.
+    view.querySelector("#fresh").textContent = freshness();
+    return;
+  }
+  const [text, healthz] = await Promise.all([
+    fetch("/metrics").then((r) => (r.ok ? r.text() : Promise.reject(new Error("/metrics: " + r.status)))),
+    api("/healthz").catch((e) => ({ status: e.message })),
+  ]);
+  if (stale()) return;
+  const samples = parseMetrics(text);
+  const sum = (name) => samples.filter((s) => s.name === name).reduce((a, s) => a + s.value, 0);
+  const table = routes(samples);
+  const requests = sum("epigraph_serve_requests_total");
+  const seconds = sum("epigraph_serve_request_seconds_sum");
+  const count = sum("epigraph_serve_request_seconds_count");
+  const now = Date.now() / 1000;
+  if (history.last) {
+    const dt = now - history.last.t;
+    const dc = count - history.last.count;
+    history.t.push(now);
+    history.rate.push(dt > 0 ? (requests - history.last.requests) / dt : 0);
+    history.latency.push(dc > 0 ? ((seconds - history.last.seconds) / dc) * 1000 : null);
+    for (const series of [history.t, history.rate, history.latency]) if (series.length > 360) series.shift();
+  }
+  history.last = { t: now, requests, seconds, count };
+  view.innerHTML = `<h1>Pipeline health</h1>
+    <div id="health" class="cards">
+      <div class="card"><span class="big" id="memory-rows">${esc(healthz.memory_rows ?? "?")}</span><span>memory rows in LanceDB <span class="muted">(${esc(healthz.status)})</span></span></div>
+      <div class="card"><span class="big" id="fresh">${esc(freshness())}</span><span>live feed: last change read</span></div>
+      <div class="card"><span class="big">${sum("epigraph_serve_open_streams")}</span><span>streams open (live feeds, MCP)</span></div>
+      <div class="card"><span class="big">${sum("epigraph_serve_live_feeds")}</span><span>live feeds read (tenant × view)</span></div>
+      <div class="card"><span class="big" id="requests">${requests}</span><span>requests answered since serve started</span></div>
+    </div>
+    <h2>Requests per second and mean latency <span class="muted small">sampled by this page every 5 s</span></h2>
+    <div id="chart"></div>
+    <h2>Per route</h2>
+    <table class="list" id="routes"><thead><tr><th>route</th><th>requests</th><th>errors</th><th>mean ms</th><th>p95 ≤ ms</th></tr></thead><tbody>
+    ${table.map((r) => `<tr><td><code>${esc(r.route)}</code></td><td class="num">${r.requests}</td><td class="num">${r.errors}</td>
+      <td class="num">${r.count ? num((r.sum / r.count) * 1000, 1) : "–"}</td><td class="num">${r.p95 == null ? "–" : r.p95 === Infinity ? "&gt; 32 s" : num(r.p95 * 1000, 0)}</td></tr>`).join("")}
+    </tbody></table>
+    <p class="muted small">From <a href="/metrics">/metrics</a> of this server. The pipeline's own metrics (events in per topic, consumer lag, epoch and sink latency,
+    vector lag, dead letters) are exported by <code>epigraph run</code> on <code>run.metrics_listen</code> (default 127.0.0.1:9464) for Prometheus:
+    <code>deploy/prometheus/prometheus.yml</code> scrapes both, <code>deploy/grafana/epigraph.json</code> charts them.</p>`;
+  drawChart(view.querySelector("#chart"));
+  clearTimeout(history.timer);
+  history.timer = setTimeout(() => render({ reason: "tick" }), 5000);
+  return () => clearTimeout(history.timer);
+}
+
+function freshness() {
+  const s = live.snapshot;
+  if (!s) return "not yet";
+  return when(s.read_at);
+}
+
+function drawChart(container) {
+  if (typeof window.uPlot !== "function") { container.textContent = "uPlot did not load."; return; }
+  const width = Math.max(280, Math.min(container.clientWidth || 900, 1100));
+  container.dataset.points = history.t.length;
+  new window.uPlot({
+    width, height: 200,
+    series: [{}, { label: "requests/s", stroke: "#2874a6", width: 2 }, { label: "mean ms", stroke: "#d68910", width: 2, scale: "ms" }],
+    axes: [{}, { label: "req/s" }, { side: 1, scale: "ms", label: "ms", grid: { show: false } }],
+    scales: { x: { time: true } },
+  }, [history.t, history.rate, history.latency], container);
+}

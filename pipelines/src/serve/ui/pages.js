@@ -1,0 +1,314 @@
+// Pages: priorities, contradictions, open questions, timeline and reviews.
+import {
+  api, asOfParam, ago, day, esc, go, live, num, pairKey, review, reviewOf, reviews, settings,
+  when, withdraw, loadReviews, render,
+} from "./app.js";
+
+const TYPES = ["DECISION", "CONSTRAINT", "PLAN", "EVIDENCE", "EVALUATION", "OBSERVATION", "HYPOTHESIS", "NARRATIVE", "QUESTION"];
+const typeOptions = (selected) =>
+  `<option value="">all types</option>` + TYPES.map((t) => `<option${t === selected ? " selected" : ""}>${t}</option>`).join("");
+
+/** Is a card valid at `at` (ms)? */
+const validAt = (m, at) => (m.t_valid == null || m.t_valid <= at) && (m.t_invalid == null || m.t_invalid > at);
+const source = (m) =>
+  `<span class="src">${esc(m.title || m.source_id)}${m.source_kind ? " · " + esc(m.source_kind) : ""}${m.occurred_at || m.t_valid ? " · " + esc(day(m.occurred_at ?? m.t_valid)) : ""}</span>`;
+const badge = (text, cls = "") => `<span class="badge ${cls}">${esc(text)}</span>`;
+const waiting = (view) => { view.innerHTML = `<p class="muted">waiting for the live feed…</p>`; };
+
+/** Arrow keys move between the focusable rows of a list. */
+function rowKeys(container, selector, activate) {
+  container.addEventListener("keydown", (event) => {
+    const row = event.target.closest(selector);
+    if (!row) return;
+    const rows = [...container.querySelectorAll(selector)];
+    const i = rows.indexOf(row);
+    if (event.key === "ArrowDown" && rows[i + 1]) { rows[i + 1].focus(); event.preventDefault(); }
+    if (event.key === "ArrowUp" && rows[i - 1]) { rows[i - 1].focus(); event.preventDefault(); }
+    if ((event.key === "Enter" || event.key === " ") && activate) { activate(row); event.preventDefault(); }
+  });
+  container.addEventListener("click", (event) => {
+    const row = event.target.closest(selector);
+    if (row && activate && !event.target.closest("button, a, input")) activate(row);
+  });
+}
+
+function moveMark(m) {
+  if (!live.previousK.size) return "";
+  if (!live.previousK.has(m.id)) return badge("new", "new");
+  const before = live.previousK.get(m.id), k = m.k ?? 0;
+  if (k > before + 5e-4) return ` <span class="up" title="was ${num(before)}">▲</span>`;
+  if (k < before - 5e-4) return ` <span class="down" title="was ${num(before)}">▼</span>`;
+  return "";
+}
+
+// ---- priorities -----------------------------------------------------------------------------
+const TERMS = [
+  ["s", "type prior", "the prior of its epistemic type (Table 1)"],
+  ["h", "urgency", "open questions only: age, blocking and stakes"],
+  ["u", "usage", "recent retrievals, half-life 7 days"],
+  ["e", "evidence", "SUPPORTS edges pointing at it"],
+  ["g", "influence", "the K of its neighbours along influence edges"],
+  ["c", "penalty", "subtracted: contradictions, blocks, supersessions, a retired source"],
+  ["decay", "decay", "subtracted: λ·Δt·K, the force of its age"],
+];
+const priorityView = { type: "", selected: null };
+
+function edgeList(label, edges, relation) {
+  if (!edges?.length) return "";
+  return `<dt>${esc(label)}</dt><dd>${edges.map((e) =>
+    `<a href="#/priorities?node=${encodeURIComponent(e.id)}" data-node="${esc(e.id)}">${esc(e.id.slice(0, 12))}</a>` +
+    `${e.t_invalid != null ? ' <span class="muted">(ended ' + esc(day(e.t_invalid)) + ")</span>" : ""}` +
+    `${relation ? ' <span class="muted">since ' + esc(day(e.t_valid)) + "</span>" : ""}`).join(", ")}</dd>`;
+}
+
+async function detail(aside, id, cards) {
+  let card = cards.find((m) => m.id === id);
+  aside.innerHTML = `<p class="muted">loading ${esc(id)}…</p>`;
+  const node = await api(`/v1/nodes/${encodeURIComponent(id)}`).catch((e) => ({ error: e.message }));
+  if (!card && node.properties) {
+    const p = node.properties;
+    card = { id, memory_type: p.type, text: p.text, standing: p.standing, k: p.k, source_id: p.source_id, title: p.title, t_valid: p.t_valid,
+      k_terms: p.k == null ? null : { s: p.k_s, h: p.k_h, u: p.k_u, e: p.k_e, g: p.k_g, c: p.k_c, decay: p.k_decay, dt: p.k_dt } };
+  }
+  if (!card) { aside.innerHTML = `<p class="error">${esc(node.error || "not found")}</p>`; return; }
+  const t = card.k_terms || {};
+  const max = Math.max(0.001, ...TERMS.map(([k]) => Math.abs(t[k] ?? 0)));
+  aside.innerHTML = `<h2 id="detail-title">Why K = ${num(card.k)}</h2>
+    <p>${badge(card.memory_type)} ${badge(card.standing, card.standing)} ${esc(card.text)}</p>
+    <p>${source(card)}</p>
+    <table class="terms" aria-label="terms of K (Eq. 1)"><thead><tr><th>term</th><th>value</th><th></th></tr></thead><tbody>
+    ${TERMS.map(([k, name, meaning]) => `<tr data-term="${k}"><th title="${esc(meaning)}">${k} <span class="muted">${esc(name)}</span></th>
+      <td class="num">${num(t[k])}</td><td><span class="bar ${k === "c" || k === "decay" ? "neg" : ""}" style="width:${Math.round((Math.abs(t[k] ?? 0) / max) * 100)}%"></span></td></tr>`).join("")}
+    <tr><th>Δt <span class="muted">age, days</span></th><td class="num">${num(t.dt, 1)}</td><td></td></tr>
+    </tbody></table>
+    <p class="muted small">K* = clamp((η·(s+h+u+e+g) − c) / (η + λ·Δt)) — docs/priority.md. K has no recorded history yet: the page shows the value now.</p>
+    <dl class="edges">
+      ${edgeList("contradicts", card.contradicts, true)}${edgeList("superseded by", card.superseded_by, true)}
+      ${edgeList("supersedes", card.supersedes, true)}${edgeList("answered by", card.answered_by, true)}
+      ${edgeList("answers", card.answers, true)}${edgeList("holds up", card.blocks, true)}${edgeList("held up by", card.blocked_by, true)}
+      ${card.supported ? `<dt>supported by</dt><dd>${card.supported} statement(s)</dd>` : ""}
+      ${(card.claims || []).length ? `<dt>claims</dt><dd>${card.claims.map((c) => esc([c.subject, c.attribute, c.qualifier, c.value, c.unit].filter(Boolean).join(" "))).join("<br>")}</dd>` : ""}
+    </dl>
+    ${node.labels ? `<p class="muted small">node ${esc(node.id)} · ${esc(node.labels.join(", "))}</p>` : ""}`;
+  aside.querySelectorAll("a[data-node]").forEach((a) => a.addEventListener("click", (event) => {
+    event.preventDefault();
+    priorityView.selected = a.dataset.node;
+    detail(aside, a.dataset.node, cards);
+  }));
+}
+
+async function priorities(view, { query, stale }) {
+  if (query.get("node")) priorityView.selected = query.get("node");
+  let cards;
+  let note = "";
+  if (settings.asOf == null) {
+    if (!live.snapshot) return waiting(view);
+    cards = live.snapshot.priorities;
+  } else {
+    cards = (await api("/v1/priorities", { query: { top: 200 } })).priorities.filter((m) => validAt(m, settings.asOf));
+    note = `<p class="note">As of ${esc(when(settings.asOf))}: the memory objects valid then, ranked by their K now (K's history is not recorded yet).</p>`;
+  }
+  if (stale()) return;
+  if (priorityView.type) cards = cards.filter((m) => m.memory_type === priorityView.type);
+  const focused = document.activeElement?.dataset?.id;
+  view.innerHTML = `<h1>Priorities</h1>${note}
+    <div class="controls"><label>type <select id="ptype">${typeOptions(priorityView.type)}</select></label>
+    <span class="muted">${cards.length} shown · highest K (Eq. 1) first · select a row for its terms</span></div>
+    <div class="split"><table class="list" id="priorities"><thead><tr><th>#</th><th>K</th><th>type · standing</th><th>statement</th></tr></thead><tbody>
+    ${cards.map((m, i) => `<tr tabindex="0" data-id="${esc(m.id)}" aria-selected="${m.id === priorityView.selected}">
+      <td class="num">${i + 1}</td><td class="num k">${num(m.k)}${moveMark(m)}<br><span class="bar" style="width:${Math.round((m.k ?? 0) * 100)}%"></span></td>
+      <td>${badge(m.memory_type)}<br>${badge(m.standing, m.standing)}${(m.blocked_by || []).some((e) => e.t_invalid == null) ? badge("held up", "warn") : ""}</td>
+      <td>${esc(m.text)}<br>${source(m)}</td></tr>`).join("")}
+    </tbody></table><aside id="detail" aria-live="polite" aria-labelledby="detail-title"><p class="muted">Select a row to see why it stands where it does.</p></aside></div>`;
+  view.querySelector("#ptype").addEventListener("change", (e) => { priorityView.type = e.target.value; render({ reason: "filter" }); });
+  const aside = view.querySelector("#detail");
+  rowKeys(view.querySelector("#priorities"), "tr[data-id]", (row) => {
+    priorityView.selected = row.dataset.id;
+    view.querySelectorAll("tr[data-id]").forEach((r) => r.setAttribute("aria-selected", r === row));
+    detail(aside, row.dataset.id, cards);
+  });
+  if (focused) view.querySelector(`tr[data-id="${CSS.escape(focused)}"]`)?.focus();
+  if (priorityView.selected) await detail(aside, priorityView.selected, cards);
+}
+
+// ---- contradictions ---------------------------------------------------------------------------
+const contradictionView = { text: "", type: "", age: "" };
+
+function side(m) {
+  return `<div class="side" data-side="${esc(m.id)}">
+    <p>${badge(m.memory_type)} ${badge(m.standing, m.standing)}</p>
+    <blockquote>${esc(m.text)}</blockquote>
+    ${(m.claims || []).length ? `<p class="claims">${m.claims.map((c) => `<code>${esc([c.subject, c.attribute].filter(Boolean).join(" · "))}</code> = <strong>${esc([c.qualifier, c.value, c.unit].filter(Boolean).join(" "))}</strong>`).join("<br>")}</p>` : ""}
+    <p class="src">${esc(m.title || m.source_id)}<br>${esc(m.source_kind || "source")} · ${esc(m.source_id)}<br>written ${esc(when(m.occurred_at ?? m.t_valid))}</p>
+  </div>`;
+}
+
+function reviewControls(relation, from, to) {
+  if (reviews.available === false) return `<span class="muted small">reviews are not available on this server</span>`;
+  const r = reviewOf(relation, from, to);
+  if (r) {
+    return `<span class="badge ${r.verdict === "reject" ? "rejected" : "confirmed"}" data-review="${esc(r.verdict)}">${r.verdict === "reject" ? "rejected" : "confirmed"}</span>
+      <span class="muted small">by ${esc(r.by || "?")} ${esc(when(r.at))}${r.reason ? " · " + esc(r.reason) : ""}${r.verdict === "reject" ? " · leaves after the pipeline's next epoch" : ""}</span>
+      <button type="button" data-act="withdraw" data-relation="${relation}" data-from="${esc(r.from)}" data-to="${esc(r.to)}">Withdraw</button>`;
+  }
+  return `<input type="text" class="reason" placeholder="reason (optional)" aria-label="reason">
+    <button type="button" data-act="confirm" data-relation="${relation}" data-from="${esc(from)}" data-to="${esc(to)}">Confirm</button>
+    <button type="button" data-act="reject" data-relation="${relation}" data-from="${esc(from)}" data-to="${esc(to)}">Reject</button>`;
+}
+
+/** Wires the review buttons of `container`. */
+function reviewButtons(container) {
+  container.addEventListener("click", async (event) => {
+    const button = event.target.closest("button[data-act]");
+    if (!button) return;
+    const { act, relation, from, to } = button.dataset;
+    const reason = button.parentElement.querySelector("input.reason")?.value;
+    button.disabled = true;
+    try {
+      if (act === "withdraw") await withdraw(relation, from, to);
+      else await review(relation, from, to, act, reason);
+    } catch (error) {
+      button.disabled = false;
+      button.insertAdjacentHTML("afterend", ` <span class="error" role="alert">${esc(error.message)}</span>`);
+    }
+  });
+}
+
+async function contradictions(view, { stale }) {
+  let pairs;
+  if (settings.asOf == null) {
+    if (!live.snapshot) return waiting(view);
+    pairs = live.snapshot.contradictions;
+  } else {
+    pairs = (await api("/v1/contradictions", { query: { as_of: asOfParam(), limit: 200 } })).contradictions;
+  }
+  if (stale()) return;
+  const total = pairs.length;
+  const { text, type, age } = contradictionView;
+  const needle = text.toLowerCase();
+  pairs = pairs.filter((p) =>
+    (!needle || [p.a, p.b].some((m) => [m.text, m.title, m.source_id, ...(m.claims || []).map((c) => c.subject)].some((s) => (s || "").toLowerCase().includes(needle)))) &&
+    (!type || p.a.memory_type === type || p.b.memory_type === type) &&
+    (!age || (p.t_valid != null && Date.now() - p.t_valid <= Number(age) * 86400000)));
+  const hadFocus = view.contains(document.activeElement) ? document.activeElement.id : null;
+  // Reasons being typed survive a live update.
+  const typed = new Map([...view.querySelectorAll("article.pair")].map((a) => [a.dataset.pair, a.querySelector("input.reason")?.value]).filter(([, v]) => v));
+  view.innerHTML = `<h1>Contradictions</h1>
+    ${settings.asOf != null ? `<p class="note">Standing as of ${esc(when(settings.asOf))}.</p>` : ""}
+    <div class="controls">
+      <label>entity or text <input id="cfilter" type="search" value="${esc(text)}" placeholder="e.g. Lighthouse"></label>
+      <label>type <select id="ctype">${typeOptions(type)}</select></label>
+      <label>began <select id="cage"><option value="">any time</option>${[7, 30, 90, 365].map((d) => `<option value="${d}"${String(d) === age ? " selected" : ""}>in the last ${d} days</option>`).join("")}</select></label>
+      <span class="muted">${pairs.length} of ${total} standing pairs</span>
+    </div>
+    <div id="pairs">${pairs.length ? pairs.map((p) => {
+      const key = pairKey(p);
+      const fresh = settings.asOf == null && live.newPairs.has(key);
+      return `<article class="pair${fresh ? " fresh" : ""}" data-pair="${esc(key)}"${fresh ? " data-new" : ""} tabindex="0" aria-label="contradiction">
+        <header>${fresh ? badge("new", "new") + " " : ""}<span>disagree since ${esc(when(p.t_valid))}</span>
+        <span class="muted small">learned ${esc(when(p.recorded_at))}</span></header>
+        <div class="sides">${side(p.a)}<div class="vs" aria-hidden="true">≠</div>${side(p.b)}</div>
+        <footer class="review">${reviewControls("CONTRADICTS", p.a.id, p.b.id)}</footer></article>`;
+    }).join("") : `<p class="muted" id="no-pairs">No standing contradictions${total ? " match the filters" : ""}.</p>`}</div>`;
+  const rerender = () => render({ reason: "filter" });
+  view.querySelector("#cfilter").addEventListener("input", (e) => { contradictionView.text = e.target.value; rerender(); });
+  view.querySelector("#ctype").addEventListener("change", (e) => { contradictionView.type = e.target.value; rerender(); });
+  view.querySelector("#cage").addEventListener("change", (e) => { contradictionView.age = e.target.value; rerender(); });
+  if (hadFocus) { const el = view.querySelector("#" + hadFocus); if (el) { el.focus(); try { el.setSelectionRange(el.value.length, el.value.length); } catch { /* not a text field */ } } }
+  for (const [key, value] of typed) {
+    const input = view.querySelector(`article.pair[data-pair="${CSS.escape(key)}"] input.reason`);
+    if (input) input.value = value;
+  }
+  reviewButtons(view.querySelector("#pairs"));
+  rowKeys(view.querySelector("#pairs"), "article.pair", null);
+}
+
+// ---- open questions ---------------------------------------------------------------------------
+async function questions(view, { stale }) {
+  let list;
+  if (settings.asOf == null) {
+    if (!live.snapshot) return waiting(view);
+    list = live.snapshot.questions;
+  } else {
+    list = (await api("/v1/questions", { query: { as_of: asOfParam(), limit: 200 } })).questions;
+  }
+  if (stale()) return;
+  const holds = (m) => (m.blocks || []).filter((e) => e.t_invalid == null);
+  view.innerHTML = `<h1>Open questions</h1>
+    ${settings.asOf != null ? `<p class="note">Open as of ${esc(when(settings.asOf))}.</p>` : ""}
+    <p class="muted">${list.length} open · most urgent (highest K) first · the urgency term h grows with age, blocking and stakes</p>
+    <table class="list" id="questions"><thead><tr><th>K</th><th>h</th><th>question</th><th>asked</th><th>holds up</th></tr></thead><tbody>
+    ${list.map((m) => `<tr tabindex="0" data-id="${esc(m.id)}"><td class="num k">${num(m.k)}${moveMark(m)}</td><td class="num">${num(m.k_terms?.h)}</td>
+      <td>${esc(m.text)}<br>${source(m)}</td><td title="${esc(when(m.t_valid))}">${esc(ago(m.t_valid))}</td>
+      <td>${holds(m).length ? `<details data-blocks="${esc(holds(m).map((e) => e.id).join(","))}"><summary>${holds(m).length} statement(s)</summary><ul class="held"></ul></details>` : '<span class="muted">nothing</span>'}</td></tr>`).join("")}
+    </tbody></table>
+    <p class="muted small">Answered questions leave this list when an answer is linked (an ANSWERS edge); the timeline shows them with their answers.</p>`;
+  view.querySelectorAll("details[data-blocks]").forEach((d) => d.addEventListener("toggle", async () => {
+    const ul = d.querySelector("ul");
+    if (!d.open || ul.childElementCount) return;
+    for (const id of d.dataset.blocks.split(",")) {
+      const node = await api(`/v1/nodes/${encodeURIComponent(id)}`).catch(() => null);
+      ul.insertAdjacentHTML("beforeend", `<li>${esc(node?.properties?.text || id)}</li>`);
+    }
+  }));
+  rowKeys(view.querySelector("#questions"), "tr[data-id]", (row) => { const d = row.querySelector("details"); if (d) d.open = !d.open; });
+}
+
+// ---- timeline -----------------------------------------------------------------------------------
+const timelineView = { subject: localStorage.getItem("epigraph.subject") || "" };
+
+async function timeline(view, { query, stale }) {
+  if (query.get("subject")) timelineView.subject = query.get("subject");
+  const subject = timelineView.subject;
+  view.innerHTML = `<h1>Timeline</h1>
+    <form class="controls" id="tform"><label>subject <input id="subject" value="${esc(subject)}" placeholder="an entity: Atlas, a person, a document"></label>
+    <button type="submit">Show</button><span class="muted">${settings.asOf == null ? "standing now" : "standing as of " + esc(when(settings.asOf))} · oldest first</span></form>
+    <div id="entries">${subject ? '<p class="muted">loading…</p>' : '<p class="muted">Name a subject to see what was true when.</p>'}</div>`;
+  view.querySelector("#tform").addEventListener("submit", (event) => {
+    event.preventDefault();
+    timelineView.subject = view.querySelector("#subject").value.trim();
+    localStorage.setItem("epigraph.subject", timelineView.subject);
+    go("timeline", { subject: timelineView.subject });
+  });
+  if (!subject) return;
+  let body;
+  try {
+    body = await api("/v1/timeline", { query: { subject, as_of: asOfParam() } });
+  } catch (error) {
+    if (!stale()) view.querySelector("#entries").innerHTML = `<p class="error" role="alert">${esc(error.message)}</p>`;
+    return;
+  }
+  if (stale()) return;
+  const entries = view.querySelector("#entries");
+  entries.innerHTML = `<p class="muted">${body.entities.map((e) => `<a href="#/entity?id=${encodeURIComponent(e.id)}">${esc(e.name)}</a> (${esc(e.kind)})`).join(", ")}</p>
+    <ol class="timeline">${body.entries.map((m) => `<li data-id="${esc(m.id)}" data-standing="${esc(m.standing_as_of)}" tabindex="0">
+      <time datetime="${m.t_valid ? new Date(m.t_valid).toISOString() : ""}">${esc(when(m.t_valid))}</time>
+      ${badge(m.memory_type)} ${badge(m.standing_as_of, m.standing_as_of)}
+      <p>${esc(m.text)}</p>${source(m)}
+      ${(m.superseded_by || []).filter((e) => settings.asOf == null || e.t_valid == null || e.t_valid <= settings.asOf).map((e) => `<div class="review">superseded by <a href="#/priorities?node=${encodeURIComponent(e.id)}">${esc(e.id.slice(0, 12))}</a> ${esc(when(e.t_valid))} · ${reviewControls("SUPERSEDES", e.id, m.id)}</div>`).join("")}
+    </li>`).join("")}</ol>${body.entries.length ? "" : '<p class="muted">Nothing known about it at that instant.</p>'}`;
+  reviewButtons(entries);
+  rowKeys(entries, "li[data-id]", null);
+}
+
+// ---- reviews ------------------------------------------------------------------------------------
+async function reviewsPage(view, { stale }) {
+  await loadReviews();
+  if (stale()) return;
+  if (reviews.available === false) {
+    view.innerHTML = `<h1>Reviews</h1><p class="muted">This server does not take reviews yet (no <code>/v1/reviews</code>).</p>`;
+    return;
+  }
+  view.innerHTML = `<h1>Reviews</h1>
+    <p class="muted">Judgements of the system that an analyst confirmed or rejected. A rejected edge leaves the graph after the pipeline's next epoch; withdrawing a review brings it back.</p>
+    ${reviews.error ? `<p class="error" role="alert">${esc(reviews.error)}</p>` : ""}
+    <table class="list" id="reviews"><thead><tr><th>relation</th><th>from</th><th>to</th><th>verdict</th><th>reason</th><th>by</th><th>when</th><th></th></tr></thead><tbody>
+    ${reviews.list.map((r) => `<tr data-review="${esc(r.relation + "|" + r.from + "|" + r.to)}"><td>${esc(r.relation)}</td>
+      <td><a href="#/priorities?node=${encodeURIComponent(r.from)}">${esc(r.from.slice(0, 12))}</a></td><td><a href="#/priorities?node=${encodeURIComponent(r.to)}">${esc(r.to.slice(0, 12))}</a></td>
+      <td>${badge(r.verdict, r.verdict === "reject" ? "rejected" : "confirmed")}</td><td>${esc(r.reason || "")}</td><td>${esc(r.by || "")}</td><td>${esc(when(r.at))}</td>
+      <td><button type="button" data-act="withdraw" data-relation="${esc(r.relation)}" data-from="${esc(r.from)}" data-to="${esc(r.to)}">Withdraw</button></td></tr>`).join("")}
+    </tbody></table>${reviews.list.length ? "" : '<p class="muted">No reviews yet.</p>'}`;
+  reviewButtons(view.querySelector("#reviews"));
+}
+
+export const pages = { priorities, contradictions, questions, timeline, reviews: reviewsPage };
