@@ -1,0 +1,225 @@
+// Drives Debian's headless chromium (playwright-core) through the analyst workspace served by
+// `epigraph serve`. Run by tests/tests/workspace_browser.rs:
+//
+//   node tests/browser/workspace.mjs <base url> <artifact dir>
+//
+// with EPIGRAPH_TENANT, EPIGRAPH_SUBJECT, EPIGRAPH_PLANNED, EPIGRAPH_SLIPPED, EPIGRAPH_BEFORE
+// (an instant between the two plans), EPIGRAPH_NEW_PAIR (a statement of the contradiction the
+// test ingests while the page is open) and CHROMIUM (the browser's path) in the environment.
+//
+// It talks to the test on stdout/stdin: `WAIT <what> [args]` asks the test to do something
+// (ingest the contradicting source, run the pipeline, look at the stores) and waits for a line
+// back; `STEP {json}` reports what it checked; the last line is `DONE {json}`. Screenshots of
+// every page go to the artifact dir. Any failed check exits non-zero with the reason.
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+const [base, artifacts] = process.argv.slice(2);
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const tenant = env("EPIGRAPH_TENANT");
+const subject = env("EPIGRAPH_SUBJECT");
+const planned = env("EPIGRAPH_PLANNED");
+const slipped = env("EPIGRAPH_SLIPPED");
+const before = env("EPIGRAPH_BEFORE");
+const newPair = env("EPIGRAPH_NEW_PAIR");
+const zone = "America/New_York";
+mkdirSync(artifacts, { recursive: true });
+
+const lines = createInterface({ input: process.stdin });
+const input = lines[Symbol.asyncIterator]();
+async function ask(what) {
+  console.log(`WAIT ${what}`);
+  const { value, done } = await input.next();
+  if (done || value.trim() !== "go") throw new Error(`the test answered ${JSON.stringify(value)} to ${what}`);
+}
+const step = (name, details = {}) => console.log(`STEP ${JSON.stringify({ step: name, ...details })}`);
+function check(ok, message) {
+  if (!ok) throw new Error(message);
+}
+
+const errors = [];
+const browser = await chromium.launch({
+  executablePath: env("CHROMIUM"),
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+});
+const shots = [];
+async function shot(page, name) {
+  const path = join(artifacts, `${name}.png`);
+  await page.screenshot({ path, fullPage: false });
+  shots.push(path);
+}
+
+try {
+  const desktop = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: zone, locale: "en-US" });
+  const page = await desktop.newPage();
+  page.on("pageerror", (error) => errors.push(String(error)));
+  // A 404 of /v1/reviews on a server without reviews is logged by the browser, not an error here.
+  page.on("console", (message) => { if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(message.text()); });
+  // A page key (1–7) pressed with the focus on the page, not in an input.
+  const pressKey = async (k) => { await page.locator("#view").focus(); await page.keyboard.press(k); };
+  const url = (hash) => `${base}/workspace?tenant=${encodeURIComponent(tenant)}#/${hash}`;
+
+  // ---- Priorities: real rows with K, a breakdown of the terms on selection, by keyboard too.
+  await page.goto(url("priorities"));
+  await page.waitForSelector("#priorities tbody tr[data-id]", { timeout: 60000 });
+  const rows = await page.locator("#priorities tbody tr[data-id]").count();
+  check(rows >= 3, `priorities: ${rows} rows`);
+  const firstK = Number(await page.locator("#priorities tbody tr[data-id] td.k").first().innerText().then((t) => t.split(/\s/)[0]));
+  check(firstK > 0 && firstK <= 1, `priorities: first K ${firstK}`);
+  check((await page.textContent("#zone")) === zone, "times are in the viewer's zone");
+  await page.locator("#priorities tbody tr[data-id]").first().focus();
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector('#detail tr[data-term="s"]');
+  const selected = await page.locator("#priorities tbody tr[data-id]").nth(1).getAttribute("data-id");
+  check((await page.getAttribute('#priorities tr[aria-selected="true"]', "data-id")) === selected, "the keyboard selected the second row");
+  const s = Number(await page.textContent('#detail tr[data-term="s"] td.num'));
+  check(s > 0, `the type prior s of the selected row: ${s}`);
+  step("priorities", { rows, first_k: firstK, s });
+  await shot(page, "priorities");
+
+  // ---- Open questions (key 3).
+  await pressKey("3");
+  await page.waitForSelector("#questions");
+  check((await page.getAttribute('nav a[data-route="questions"]', "aria-current")) === "page", "key 3 opens the questions");
+  const questions = await page.locator("#questions tbody tr[data-id]").count();
+  check(questions >= 1, `questions: ${questions}`);
+  step("questions", { questions });
+  await shot(page, "questions");
+
+  // ---- Entity: aliases, relations and the neighbourhood drawn by Cytoscape.js.
+  await page.goto(url(`entity?name=${encodeURIComponent(subject)}`));
+  await page.waitForSelector("#graph[data-drawn]", { timeout: 30000 });
+  const drawn = Number(await page.getAttribute("#graph", "data-drawn"));
+  check(drawn >= 2, `entity: ${drawn} nodes drawn`);
+  check((await page.locator("#graph canvas").count()) > 0, "entity: the graph is drawn on a canvas");
+  const mentions = await page.locator("#mentions li a").count();
+  check(mentions >= 1, "entity: memory objects around it");
+  step("entity", { drawn, mentions });
+  await shot(page, "entity");
+
+  // ---- Timeline now, then as of an instant before the plan slipped.
+  await page.goto(url(`timeline?subject=${encodeURIComponent(subject)}`));
+  await page.waitForSelector("ol.timeline li");
+  const standing = async (text) => page.locator("ol.timeline li", { hasText: text }).getAttribute("data-standing", { timeout: 5000 }).catch(() => null);
+  check((await standing(planned)) === "superseded", `now, the first plan is superseded (${await standing(planned)})`);
+  check((await standing(slipped)) === "current", `now, the slip is current (${await standing(slipped)})`);
+  await shot(page, "timeline");
+  const local = await page.evaluate((iso) => {
+    const ms = Date.parse(iso);
+    return new Date(ms - new Date(ms).getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+  }, before);
+  await page.fill("#asof", local);
+  await page.dispatchEvent("#asof", "change");
+  await page.waitForFunction((text) => [...document.querySelectorAll("ol.timeline li")].some((li) => li.textContent.includes(text) && li.dataset.standing === "current"), planned, { timeout: 15000 });
+  check((await page.locator("ol.timeline li", { hasText: slipped }).count()) === 0, "as of before the slip, the slip is not there");
+  check((await page.textContent("#asof-label")).startsWith("as of"), "the as-of instant is shown");
+  step("timeline", { as_of: before, planned_then: "current" });
+  await shot(page, "timeline-as-of");
+  // The other pages at that instant too: the questions open then.
+  await pressKey("3");
+  await page.waitForSelector("#questions");
+  check((await page.locator("p.note").innerText()).includes("as of"), "questions as of the instant");
+  await page.click("#asof-now");
+  await page.waitForFunction(() => !document.body.classList.contains("as-of"));
+
+  // ---- Contradictions: a pair ingested while the page is open appears, marked, without reload.
+  await page.goto(url("contradictions"));
+  await page.waitForSelector("#pairs");
+  await page.waitForFunction(() => document.body.dataset.seq);
+  const pairsBefore = await page.locator("article.pair").count();
+  check((await page.locator("article.pair", { hasText: newPair }).count()) === 0, "the new pair is not there yet");
+  await shot(page, "contradictions");
+  await page.evaluate(() => { window.__notReloaded = true; });
+  await ask("ingest-contradiction");
+  const pair = page.locator("article.pair", { hasText: newPair });
+  await pair.waitFor({ timeout: 120000 });
+  check(await page.evaluate(() => window.__notReloaded === true), "the page was not reloaded");
+  check((await pair.getAttribute("data-new")) !== null, "the new pair is marked new");
+  const key = await pair.getAttribute("data-pair");
+  const sides = await pair.locator(".side blockquote").allInnerTexts();
+  check(sides.length === 2 && sides.some((t) => t.includes(newPair)), `both statements side by side: ${sides}`);
+  check((await pair.locator(".side .src").count()) === 2, "both sources");
+  step("contradiction-live", { pairs_before: pairsBefore, pair: key });
+  await pair.scrollIntoViewIfNeeded();
+  await shot(page, "contradictions-new");
+
+  // ---- Review: reject the pair, it leaves the page; withdraw, it comes back.
+  const reviewsStatus = await page.evaluate(async (t) => (await fetch(`/v1/reviews?tenant=${encodeURIComponent(t)}`)).status, tenant);
+  let reviewed = "unavailable";
+  if (reviewsStatus === 200) {
+    await pair.locator("input.reason").fill("the memo predates the signed term sheet");
+    await pair.locator('button[data-act="reject"]').click();
+    await pair.locator('[data-review="reject"]').waitFor({ timeout: 15000 });
+    await shot(page, "contradictions-rejected");
+    await ask("pipeline");
+    await page.locator(`article.pair[data-pair="${key}"]`).waitFor({ state: "detached", timeout: 120000 });
+    check(await page.evaluate(() => window.__notReloaded === true), "the page was not reloaded");
+    const [a, b] = key.split("|");
+    await ask(`check-rejected ${a} ${b}`);
+    await pressKey("6");
+    const row = page.locator(`#reviews tr[data-review="CONTRADICTS|${a}|${b}"]`);
+    await row.waitFor({ timeout: 15000 });
+    await shot(page, "reviews");
+    await row.locator('button[data-act="withdraw"]').click();
+    await row.waitFor({ state: "detached", timeout: 15000 });
+    await ask("pipeline");
+    await pressKey("2");
+    await page.locator(`article.pair[data-pair="${key}"]`).waitFor({ timeout: 120000 });
+    reviewed = "rejected, gone, withdrawn, back";
+  } else {
+    await pressKey("6");
+    await page.waitForSelector("main h1");
+    await shot(page, "reviews");
+  }
+  step("reviews", { status: reviewsStatus, reviewed });
+
+  // ---- Health: serve's own metrics, charted.
+  await pressKey("7");
+  await page.waitForSelector("#routes tbody tr");
+  const memoryRows = Number(await page.textContent("#memory-rows"));
+  check(memoryRows > 0, `health: memory rows ${memoryRows}`);
+  const routes = await page.locator("#routes tbody tr").allInnerTexts();
+  check(routes.some((r) => r.includes("/v1/dashboard/stream")), `health: the live feed's route is counted: ${routes}`);
+  await page.waitForFunction(() => Number(document.querySelector("#chart")?.dataset.points) >= 2, null, { timeout: 20000 });
+  check((await page.locator("#chart canvas").count()) > 0, "health: uPlot drew the chart");
+  step("health", { memory_rows: memoryRows, routes: routes.length });
+  await shot(page, "health");
+
+  // ---- /dashboard is the same workspace.
+  await page.goto(`${base}/dashboard?tenant=${encodeURIComponent(tenant)}`);
+  await page.waitForSelector("#priorities tbody tr[data-id]", { timeout: 60000 });
+
+  // ---- Phone width: no sideways scrolling, pages still read.
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, timezoneId: zone, locale: "en-US" });
+  const small = await phone.newPage();
+  small.on("pageerror", (error) => errors.push(String(error)));
+  for (const [hash, selector] of [["priorities", "#priorities tbody tr[data-id]"], ["contradictions", "article.pair"]]) {
+    await small.goto(url(hash));
+    await small.waitForSelector(selector, { timeout: 60000 });
+    const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    check(overflow <= 1, `phone ${hash}: ${overflow}px wider than the screen`);
+    await shot(small, `phone-${hash}`);
+  }
+  check(errors.length === 0, `errors in the page: ${errors.join(" | ")}`);
+  console.log(`DONE ${JSON.stringify({ screenshots: shots, reviews: reviewed })}`);
+  await browser.close();
+  lines.close(); // stdin would keep node running
+  process.exit(0);
+} catch (error) {
+  console.error(`FAILED: ${error.stack || error}`);
+  if (errors.length) console.error(`errors in the page: ${errors.join(" | ")}`);
+  try {
+    const pages = browser.contexts().flatMap((c) => c.pages());
+    if (pages.length) await pages[0].screenshot({ path: join(artifacts, "failure.png") });
+  } catch {}
+  await browser.close();
+  process.exit(1);
+}
