@@ -26,6 +26,7 @@ const params = new URLSearchParams(location.search);
 export const settings = {
   tenant: params.get("tenant") || localStorage.getItem("epigraph.tenant") || "",
   token: localStorage.getItem("epigraph.token") || "",
+  by: localStorage.getItem("epigraph.by") || "", // the reviewer's name, sent with reviews
   asOf: null, // ms since the epoch, or null for now (live)
 };
 
@@ -151,16 +152,28 @@ export function reviewOf(relation, a, b) {
   return reviews.list.find((r) => r.relation === relation && ((r.from === a && r.to === b) || (r.from === b && r.to === a)));
 }
 
-export async function review(relation, from, to, verdict, reason) {
-  await api("/v1/reviews", { method: "POST", body: { relation, from, to, verdict, reason: reason || undefined } });
-  await loadReviews();
+/** Reload the reviews until `done(list)` holds (the server lists what the feedback topic
+ * holds, a moment after publishing), for at most 10 s; then draw the page again. */
+async function settle(done) {
+  for (let i = 0; i < 40; i++) {
+    await loadReviews();
+    if (done(reviews.list)) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
   render({ reason: "review" });
+}
+const same = (relation, from, to) => (r) =>
+  r.relation === relation && ((r.from === from && r.to === to) || (r.from === to && r.to === from));
+
+export async function review(relation, from, to, verdict, reason) {
+  const by = settings.by || undefined;
+  await api("/v1/reviews", { method: "POST", body: { relation, from, to, verdict, reason: reason || undefined, by } });
+  await settle((list) => list.some((r) => same(relation, from, to)(r) && r.verdict === verdict));
 }
 
 export async function withdraw(relation, from, to) {
   await api("/v1/reviews", { method: "DELETE", query: { relation, from, to } });
-  await loadReviews();
-  render({ reason: "review" });
+  await settle((list) => !list.some(same(relation, from, to)));
 }
 
 // ---- routing -------------------------------------------------------------------------------
@@ -231,6 +244,11 @@ function setAsOf(ms) {
 function init() {
   $("tenant").value = settings.tenant;
   $("token").value = settings.token;
+  const by = $("by");
+  if (by) {
+    by.value = settings.by;
+    by.addEventListener("change", () => { settings.by = by.value.trim(); localStorage.setItem("epigraph.by", settings.by); });
+  }
   for (const id of ["tenant", "token"]) {
     $(id).addEventListener("change", () => {
       settings[id] = $(id).value.trim();

@@ -88,7 +88,8 @@ export async function healthPage(view, { reason, stale }) {
     <code>deploy/prometheus/prometheus.yml</code> scrapes both, <code>deploy/grafana/epigraph.json</code> charts them.</p>`;
   drawChart(view.querySelector("#chart"));
   clearTimeout(history.timer);
-  history.timer = setTimeout(() => render({ reason: "tick" }), 5000);
+  // The first two samples a second apart, so that the chart has a line at once.
+  history.timer = setTimeout(() => render({ reason: "tick" }), history.t.length < 2 ? 1000 : 5000);
   return () => clearTimeout(history.timer);
 }
 
@@ -102,6 +103,7 @@ function drawChart(container) {
   if (typeof window.uPlot !== "function") { container.textContent = "uPlot did not load."; return; }
   const width = Math.max(280, Math.min(container.clientWidth || 900, 1100));
   container.dataset.points = history.t.length;
+  if (history.t.length < 2) { container.innerHTML = '<p class="muted">collecting samples…</p>'; return; }
   new window.uPlot({
     width, height: 200,
     series: [{}, { label: "requests/s", stroke: "#2874a6", width: 2 }, { label: "mean ms", stroke: "#d68910", width: 2, scale: "ms" }],

@@ -148,7 +148,7 @@ function reviewControls(relation, from, to) {
   const r = reviewOf(relation, from, to);
   if (r) {
     return `<span class="badge ${r.verdict === "reject" ? "rejected" : "confirmed"}" data-review="${esc(r.verdict)}">${r.verdict === "reject" ? "rejected" : "confirmed"}</span>
-      <span class="muted small">by ${esc(r.by || "?")} ${esc(when(r.at))}${r.reason ? " · " + esc(r.reason) : ""}${r.verdict === "reject" ? " · leaves after the pipeline's next epoch" : ""}</span>
+      <span class="muted small">${r.by ? "by " + esc(r.by) + " " : ""}${esc(when(r.at))}${r.reason ? " · " + esc(r.reason) : ""}${r.verdict === "reject" ? " · leaves after the pipeline's next epoch" : ""}</span>
       <button type="button" data-act="withdraw" data-relation="${relation}" data-from="${esc(r.from)}" data-to="${esc(r.to)}">Withdraw</button>`;
   }
   return `<input type="text" class="reason" placeholder="reason (optional)" aria-label="reason">
