@@ -107,13 +107,13 @@ impl Default for ServeMetrics {
 }
 
 impl ServeMetrics {
-    /// The text exposition format.
+    /// The text exposition format (a labelled family appears with its first sample).
     ///
     /// ```
     /// let metrics = epigraph::serve::metrics::ServeMetrics::default();
     /// let text = metrics.render();
-    /// assert!(text.contains("# TYPE epigraph_serve_requests counter"));
-    /// assert!(text.contains("# TYPE epigraph_serve_open_streams gauge"));
+    /// assert!(text.contains("# TYPE epigraph_serve_live_feeds gauge"));
+    /// assert!(text.contains("epigraph_serve_live_feeds 0"));
     /// ```
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -198,12 +198,40 @@ pub async fn scrape(
 mod tests {
     use std::collections::BTreeMap;
 
-    use super::ServeMetrics;
+    use super::{RequestLabels, RouteLabels, ServeMetrics, StreamLabels};
     use crate::runtime::metrics::RunMetrics;
 
-    /// The sample names each exported family shows (`# TYPE name kind` → `name_total`, …).
+    /// The sample names each exported family shows (`# TYPE name kind` → `name_total`, …),
+    /// with one sample in every labelled family (an empty one is not rendered).
     fn exported() -> BTreeMap<String, String> {
-        let text = ServeMetrics::default().render() + &RunMetrics::default().render();
+        let serve = ServeMetrics::default();
+        let route = RouteLabels {
+            method: "GET".into(),
+            route: "/v1/search".into(),
+        };
+        serve
+            .requests
+            .get_or_create(&RequestLabels {
+                method: route.method.clone(),
+                route: route.route.clone(),
+                status: 200,
+            })
+            .inc();
+        serve.latency.get_or_create(&route).observe(0.01);
+        serve
+            .streams
+            .get_or_create(&StreamLabels {
+                route: "/v1/dashboard/stream".into(),
+            })
+            .inc();
+        let run = RunMetrics::default();
+        run.event("epigraph.events.chat");
+        run.sink("neo4j", std::time::Duration::from_millis(5), 3);
+        run.set_lag("epigraph.events.chat", 0, 1);
+        run.elements
+            .get_or_create(&vec![("kind".into(), "Memory:Decision".into())])
+            .set(1);
+        let text = serve.render() + &run.render();
         let mut samples = BTreeMap::new();
         for line in text.lines() {
             let Some(rest) = line.strip_prefix("# TYPE ") else {
