@@ -501,6 +501,10 @@ pub struct Relation {
     pub recorded_at: Option<i64>,
     /// Number of distinct sources stating it.
     pub support: u32,
+    /// `"confirmed"` when a reviewer confirmed this judgement (see
+    /// [`crate::epistemic::review`]); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
 }
 
 impl Relation {
@@ -532,6 +536,7 @@ impl Relation {
             t_invalid: None,
             recorded_at: None,
             support: 1,
+            review: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
 
+use epigraph_schemas::feedback::Judged;
 use epigraph_schemas::graph::retired_status_pattern;
 
 use neo4rs::{Graph, Query, query};
@@ -350,6 +351,34 @@ impl GraphReader {
             })?);
         }
         Ok(out)
+    }
+
+    /// Whether `tenant`'s graph holds the judged edge `from -[relation]-> to` now (for
+    /// `CONTRADICTS`, in either direction).
+    pub async fn has_judgement(
+        &self,
+        tenant: &str,
+        relation: Judged,
+        from: &str,
+        to: &str,
+    ) -> Result<bool, QueryError> {
+        // The type comes from a closed list, never from the request's text.
+        let arrow = if relation.symmetric() { "" } else { ">" };
+        let text = format!(
+            "MATCH (a:Node {{id: $from}})-[r:{}]-{arrow}(b:Node {{id: $to}}) \
+             WHERE r.tenant = $tenant RETURN count(r) AS n",
+            relation.rel_type()
+        );
+        let q = query(&text)
+            .param("from", from)
+            .param("to", to)
+            .param("tenant", tenant);
+        #[derive(Deserialize)]
+        struct Count {
+            n: i64,
+        }
+        let counts: Vec<Count> = self.rows(q, "looking up a judgement").await?;
+        Ok(counts.first().is_some_and(|c| c.n > 0))
     }
 
     /// Cards of the given memory objects of `tenant` (unknown ids are left out).

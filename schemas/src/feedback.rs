@@ -1,10 +1,12 @@
 //! Feedback flowing back into the pipeline on `epigraph.feedback` (JSON, one record per Kafka
-//! message): human identity verdicts from reviewers and dashboards, and usage reported by the
-//! query service.
+//! message): human identity verdicts and reviews of the system's judgements (a contradiction,
+//! supersession, answer, block or support confirmed or rejected) from reviewers and dashboards,
+//! and usage reported by the query service.
 //!
-//! The topic is compacted. A verdict's key names the pair, so a later verdict on the same pair
-//! replaces the earlier one and a tombstone (a null payload) on the key **withdraws** it, which
-//! restores exactly the state before the verdict.
+//! The topic is compacted. A verdict's or review's key names what it is about, so a later one on
+//! the same pair replaces the earlier one and a tombstone (a null payload) on the key
+//! **withdraws** it, which restores exactly the state before it. Replaying the topic (a restart,
+//! `epigraph rebuild`) replays the reviews: a rejected judgement stays rejected.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +20,75 @@ pub enum IdentityVerdict {
     Same,
     /// They are distinct: a hard separator, whatever the other evidence says.
     Distinct,
+}
+
+/// The judgements of the epistemic layer a reviewer can confirm or reject: the signed edges
+/// between two memory objects (`SAME_AS` between entities is an [`IdentityVerdict`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Judged {
+    /// `from` replaces `to`.
+    Supersedes,
+    /// `from` and `to` disagree (either direction: one review covers both edges).
+    Contradicts,
+    /// `from` answers the question `to`.
+    Answers,
+    /// The question `from` holds up `to`.
+    Blocks,
+    /// `from` states what `to` states.
+    Supports,
+}
+
+impl Judged {
+    /// The relationship type in the graph.
+    ///
+    /// ```
+    /// use epigraph_schemas::feedback::Judged;
+    /// assert_eq!(Judged::Contradicts.rel_type(), "CONTRADICTS");
+    /// assert_eq!(Judged::parse("supersedes"), Some(Judged::Supersedes));
+    /// assert_eq!(Judged::parse("MENTIONS"), None);
+    /// ```
+    pub fn rel_type(self) -> &'static str {
+        match self {
+            Judged::Supersedes => "SUPERSEDES",
+            Judged::Contradicts => "CONTRADICTS",
+            Judged::Answers => "ANSWERS",
+            Judged::Blocks => "BLOCKS",
+            Judged::Supports => "SUPPORTS",
+        }
+    }
+
+    /// The judgement of a relationship type (any case), if it is one.
+    pub fn parse(rel_type: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|j| j.rel_type().eq_ignore_ascii_case(rel_type))
+    }
+
+    /// Every judgement a reviewer can review.
+    pub const ALL: [Judged; 5] = [
+        Judged::Supersedes,
+        Judged::Contradicts,
+        Judged::Answers,
+        Judged::Blocks,
+        Judged::Supports,
+    ];
+
+    /// Whether the edge goes both ways (one review covers `a → b` and `b → a`).
+    pub fn symmetric(self) -> bool {
+        self == Judged::Contradicts
+    }
+}
+
+/// A reviewer's verdict on one judgement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReviewVerdict {
+    /// The system judged right: the edge stays and is marked `review: "confirmed"`.
+    Confirm,
+    /// The system judged wrong: the edge is retracted, with everything that followed from it
+    /// (a rejected supersession leaves the older statement current).
+    Reject,
 }
 
 /// Why a feedback record is refused (the reason its message is dead-lettered with).
@@ -49,7 +120,21 @@ pub enum FeedbackError {
     /// A usage record with an empty `node_id`.
     #[error("a usage record needs a node id")]
     MissingNodeId,
+    /// A review with an empty node id, or of a statement's link with itself.
+    #[error("a review needs two different node ids (from {from:?}, to {to:?})")]
+    ReviewEndpoints {
+        /// `from` as written.
+        from: String,
+        /// `to` as written.
+        to: String,
+    },
+    /// A review's reason or reviewer name over [`MAX_REVIEW_TEXT`] bytes.
+    #[error("a review's reason and reviewer are at most {MAX_REVIEW_TEXT} bytes")]
+    ReviewTooLong,
 }
+
+/// The longest reason or reviewer name a review carries, in bytes.
+pub const MAX_REVIEW_TEXT: usize = 2000;
 
 /// One feedback record.
 ///
@@ -74,6 +159,28 @@ pub enum Feedback {
         /// Same or distinct.
         verdict: IdentityVerdict,
     },
+    /// A reviewer's verdict on a judgement of the epistemic layer.
+    Review {
+        /// Tenant of both memory objects.
+        tenant: String,
+        /// Which judgement.
+        relation: Judged,
+        /// The edge's start (for `CONTRADICTS`, either side).
+        from: String,
+        /// The edge's end.
+        to: String,
+        /// Confirm or reject.
+        verdict: ReviewVerdict,
+        /// Why, in the reviewer's words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// Who reviewed (the token's name, the dashboard user, the CLI's `--by`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+        /// When (ms since the Unix epoch).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<i64>,
+    },
     /// A node was returned to a client (the usage term of the priorities).
     Usage {
         /// Tenant.
@@ -86,14 +193,31 @@ pub enum Feedback {
 }
 
 impl Feedback {
-    /// The Kafka key: `<tenant>/identity/<smaller id>/<larger id>` or
+    /// The Kafka key: `<tenant>/identity/<smaller id>/<larger id>`,
+    /// `<tenant>/review/<RELATION>/<from>/<to>` (for `CONTRADICTS` the smaller id first) or
     /// `<tenant>/usage/<node id>/<at>`.
+    ///
+    /// ```
+    /// use epigraph_schemas::feedback::{Feedback, Judged, ReviewVerdict};
+    /// let review = |from: &str, to: &str| Feedback::Review {
+    ///     tenant: "acme".into(), relation: Judged::Contradicts, from: from.into(), to: to.into(),
+    ///     verdict: ReviewVerdict::Reject, reason: None, by: None, at: None };
+    /// assert_eq!(review("m2", "m1").key(), "acme/review/CONTRADICTS/m1/m2");
+    /// assert_eq!(review("m2", "m1").key(), review("m1", "m2").key(), "one pair, one key");
+    /// ```
     pub fn key(&self) -> String {
         match self {
             Feedback::Identity { tenant, a, b, .. } => {
                 let (x, y) = if a <= b { (a, b) } else { (b, a) };
                 format!("{tenant}/identity/{x}/{y}")
             }
+            Feedback::Review {
+                tenant,
+                relation,
+                from,
+                to,
+                ..
+            } => review_key(tenant, *relation, from, to),
             Feedback::Usage {
                 tenant,
                 node_id,
@@ -105,7 +229,9 @@ impl Feedback {
     /// The tenant.
     pub fn tenant(&self) -> &str {
         match self {
-            Feedback::Identity { tenant, .. } | Feedback::Usage { tenant, .. } => tenant,
+            Feedback::Identity { tenant, .. }
+            | Feedback::Review { tenant, .. }
+            | Feedback::Usage { tenant, .. } => tenant,
         }
     }
 
@@ -136,6 +262,25 @@ impl Feedback {
                     return Err(FeedbackError::SameEntity { id: a.clone() });
                 }
             }
+            Feedback::Review {
+                from,
+                to,
+                reason,
+                by,
+                ..
+            } => {
+                if from.is_empty() || to.is_empty() || from == to {
+                    return Err(FeedbackError::ReviewEndpoints {
+                        from: from.clone(),
+                        to: to.clone(),
+                    });
+                }
+                let long =
+                    |s: &Option<String>| s.as_ref().is_some_and(|s| s.len() > MAX_REVIEW_TEXT);
+                if long(reason) || long(by) {
+                    return Err(FeedbackError::ReviewTooLong);
+                }
+            }
             Feedback::Usage { node_id, .. } => {
                 if node_id.is_empty() {
                     return Err(FeedbackError::MissingNodeId);
@@ -157,4 +302,14 @@ impl Feedback {
         feedback.validate()?;
         Ok(feedback)
     }
+}
+
+/// The feedback key of a review of `relation` between `from` and `to` (see [`Feedback::key`]).
+pub fn review_key(tenant: &str, relation: Judged, from: &str, to: &str) -> String {
+    let (from, to) = if relation.symmetric() && to < from {
+        (to, from)
+    } else {
+        (from, to)
+    };
+    format!("{tenant}/review/{}/{from}/{to}", relation.rel_type())
 }

@@ -119,13 +119,15 @@ pub const PRIORITY_PROPERTIES: [&str; 10] = [
 pub const PRIORITY_HASH: &str = "priority_hash";
 
 /// Properties of every relationship (besides its provenance, when it has one).
-pub const RELATIONSHIP_PROPERTIES: [&str; 6] = [
+pub const RELATIONSHIP_PROPERTIES: [&str; 7] = [
     "tenant",
     "support",
     "t_valid",
     "t_invalid",
     "recorded_at",
     "temporal_type",
+    // `"confirmed"` on a judgement a reviewer confirmed.
+    "review",
 ];
 
 /// `Status:` values by which a document declares itself no longer in force.

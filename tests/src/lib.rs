@@ -284,6 +284,23 @@ pub fn http_post(url: &str, token: Option<&str>, body: &str) -> (u16, serde_json
     .expect("http thread")
 }
 
+/// DELETE with an optional bearer token: `(status, answer)`.
+pub fn http_delete(url: &str, token: Option<&str>) -> (u16, serde_json::Value) {
+    let (url, token) = (url.to_string(), token.map(str::to_string));
+    std::thread::spawn(move || {
+        let client = reqwest::blocking::Client::new();
+        let mut request = client.delete(url);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().expect("DELETE");
+        let status = response.status().as_u16();
+        (status, response.json().unwrap_or(serde_json::Value::Null))
+    })
+    .join()
+    .expect("http thread")
+}
+
 /// The first dead letter on the test's DLQ topic that `wanted` accepts (reads from the
 /// beginning; panics when the topic goes quiet without one).
 pub async fn find_dead_letter(

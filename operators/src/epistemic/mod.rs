@@ -25,6 +25,10 @@
 //! `t_invalid`. Every derived edge carries valid time (when the later side was written) and
 //! recorded time (when the later side was recorded), so the graph can be read as of any date.
 //!
+//! Reviewers have the last word ([`review`]): a judgement a reviewer rejected is retracted before
+//! anything follows from it (a rejected supersession leaves the older statement current), and a
+//! confirmed one carries `review: "confirmed"`.
+//!
 //! Everything here is a function of the current inputs: an edit or a delete retracts exactly
 //! what it caused, and the incremental result equals a recomputation from scratch (tested).
 
@@ -33,6 +37,7 @@ pub mod citations;
 pub mod judge;
 pub mod matters;
 pub mod restated;
+pub mod review;
 mod rules;
 
 use std::sync::Arc;
@@ -49,6 +54,7 @@ use crate::model::{Claim, EpistemicType, GraphElement, MemoryObject, Relation, S
 use crate::resolve::SAME_AS;
 use judge::{ClaimPoint, Link, LinkKind};
 use matters::MatterPoint;
+use review::Review;
 pub use rules::{Facts, Rules};
 
 /// One input of the per-memory reduce.
@@ -106,6 +112,20 @@ pub fn relate<'s, T>(
 where
     T: Timestamp + Lattice,
 {
+    let reviews = elements.clone().flat_map(|_| None::<Review>);
+    relate_reviewed(elements, rules, reviews)
+}
+
+/// [`relate`] with reviewers' verdicts on its judgements (see [`review`]): rejected edges are
+/// retracted with what followed from them, confirmed ones are marked.
+pub fn relate_reviewed<'s, T>(
+    elements: VecCollection<'s, T, GraphElement>,
+    rules: Arc<Rules>,
+    reviews: VecCollection<'s, T, Review>,
+) -> VecCollection<'s, T, GraphElement>
+where
+    T: Timestamp + Lattice,
+{
     let memories = elements.clone().flat_map(|e| match e {
         GraphElement::Memory(m) => Some(m),
         _ => None,
@@ -140,7 +160,16 @@ where
         GraphElement::Entity(n) => Some((n.id.clone(), n)),
         _ => None,
     });
+    // Edges drawn before this module (document supersessions, citations) can be rejected too.
     let rest = elements.filter(|e| !matches!(e, GraphElement::Memory(_) | GraphElement::Claim(_)));
+    let reviewable = |e: &GraphElement| matches!(e, GraphElement::Relation(r) if review::reviewable(&r.rel_type));
+    let judged_before = rest.clone().flat_map(move |e| match e {
+        GraphElement::Relation(r) if review::reviewable(&r.rel_type) => Some(r),
+        _ => None,
+    });
+    let rest = review::without_rejected(judged_before, reviews.clone(), review::edge_key)
+        .map(GraphElement::Relation)
+        .concat(rest.filter(move |e| !reviewable(e)));
 
     // What the rules know of each memory object.
     let kinds = entities.clone().map(|(id, n)| (id, n.kind));
@@ -388,6 +417,14 @@ where
         .concat(by_matter)
         .concat(restatements)
         .distinct();
+    let links = review::without_rejected(links, reviews.clone(), |l: &Link| {
+        (
+            l.tenant.clone(),
+            l.kind.rel_type().to_string(),
+            l.from.clone(),
+            l.to.clone(),
+        )
+    });
     let blocks = links.clone().filter(|l| l.kind == LinkKind::Blocks);
     let links = links.filter(|l| l.kind != LinkKind::Blocks);
 
@@ -445,8 +482,9 @@ where
         r.t_valid = l.t_valid;
         r.t_invalid = l.t_invalid;
         r.recorded_at = l.recorded_at;
-        GraphElement::Relation(r)
+        r
     });
+    let edges = review::marked(edges, reviews).map(GraphElement::Relation);
     rest.concat(memories.map(GraphElement::Memory))
         .concat(claims.map(GraphElement::Claim))
         .concat(edges)

@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
 use crate::epistemic::citations::citation_edges;
-use crate::epistemic::{Rules, relate};
+use crate::epistemic::review::Review;
+use crate::epistemic::{Rules, relate_reviewed};
 use crate::extract::aliases::AliasLink;
 use crate::extract::doclinks::{DocLink, document_supersessions};
 use crate::extract::open_units::relations_of_open_units;
@@ -109,6 +110,22 @@ where
 pub fn extract_graph_with_verdicts<'s, T>(
     sources: VecCollection<'s, T, SourceVersion>,
     verdicts: VecCollection<'s, T, Verdict>,
+    extractor: Arc<Extractor>,
+) -> VecCollection<'s, T, GraphElement>
+where
+    T: Timestamp + Lattice,
+{
+    let reviews = sources.clone().flat_map(|_| None::<Review>);
+    extract_graph_reviewed(sources, verdicts, reviews, extractor)
+}
+
+/// [`extract_graph_with_verdicts`] with reviewers' verdicts on the epistemic judgements (see
+/// [`crate::epistemic::review`]): rejected edges are retracted with what followed from them,
+/// confirmed ones are marked `review: "confirmed"`.
+pub fn extract_graph_reviewed<'s, T>(
+    sources: VecCollection<'s, T, SourceVersion>,
+    verdicts: VecCollection<'s, T, Verdict>,
+    reviews: VecCollection<'s, T, Review>,
     extractor: Arc<Extractor>,
 ) -> VecCollection<'s, T, GraphElement>
 where
@@ -254,7 +271,7 @@ where
         Some(recurring) => all.concat(recurring),
         None => all,
     };
-    relate(all, rules)
+    relate_reviewed(all, rules, reviews)
 }
 
 /// One relation from all the sources that state it: the earliest statement's (by valid time,

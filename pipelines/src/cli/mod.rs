@@ -35,8 +35,8 @@ pub enum Command {
         #[command(subcommand)]
         source: ingest::IngestSource,
     },
-    /// Publish a reviewer's identity verdict on two entities to the feedback topic, or withdraw
-    /// it.
+    /// Publish a reviewer's identity verdict on two entities, or review of a judgement
+    /// (confirm, reject), to the feedback topic, or withdraw it.
     Feedback {
         /// The verdict.
         #[command(subcommand)]

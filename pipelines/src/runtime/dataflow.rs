@@ -1,4 +1,4 @@
-//! The timely side: worker 0 feeds the inputs (source versions and identity verdicts) and
+//! The timely side: worker 0 feeds the inputs (source versions, identity verdicts and reviews) and
 //! answers each sealed epoch with its output updates; the other workers only compute (their
 //! inputs are closed at once). Every worker's output is routed to worker 0, so the workers may
 //! be threads of this process or of several processes ([`Topology::Cluster`]): the peers of a
@@ -12,9 +12,10 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use differential_dataflow::AsCollection;
 use differential_dataflow::input::{Input, InputSession};
+use epigraph_operators::epistemic::review::Review;
 use epigraph_operators::priority::{Now, PriorityConfig, Usage, prioritise};
 use epigraph_operators::resolve::Verdict;
-use epigraph_operators::{Extractor, GraphElement, SourceVersion, extract_graph_with_verdicts};
+use epigraph_operators::{Extractor, GraphElement, SourceVersion, extract_graph_reviewed};
 use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Exchange, Input as _, Inspect, Probe};
 use timely::dataflow::{InputHandle, ProbeHandle};
@@ -98,6 +99,8 @@ pub struct EpochInput {
     pub updates: Vec<(SourceVersion, isize)>,
     /// `(identity verdict, +1 | -1)`: from the feedback topic.
     pub verdicts: Vec<(Verdict, isize)>,
+    /// `(review of a judgement, +1 | -1)`: from the feedback topic.
+    pub reviews: Vec<(Review, isize)>,
     /// `(retrieval, +1 | -1)`: from the feedback topic, retracted once old.
     pub usages: Vec<(Usage, isize)>,
     /// The priorities' clock, when it moves (the first epoch must set it).
@@ -179,9 +182,10 @@ impl Dataflow {
                     let mut inputs = worker.dataflow::<u64, _, _>(|scope| {
                         let (input, sources) = scope.new_collection::<SourceVersion, isize>();
                         let (verdict_input, verdicts) = scope.new_collection::<Verdict, isize>();
+                        let (review_input, reviews) = scope.new_collection::<Review, isize>();
                         let (usage_input, usages) = scope.new_collection::<Usage, isize>();
                         let (clock_input, clock) = scope.new_collection::<Now, isize>();
-                        let graph = extract_graph_with_verdicts(sources, verdicts, extractor);
+                        let graph = extract_graph_reviewed(sources, verdicts, reviews, extractor);
                         let ranked = prioritise(graph.clone(), usages, clock, &priority);
                         // Consolidated per worker is consolidated overall (an element lives on
                         // one worker); worker 0 collects everything.
@@ -199,6 +203,7 @@ impl Dataflow {
                         Inputs {
                             sources: input,
                             verdicts: verdict_input,
+                            reviews: review_input,
                             usages: usage_input,
                             clock: clock_input,
                             now: None,
@@ -314,6 +319,7 @@ fn check_fingerprints(worker: &mut timely::worker::Worker, fingerprint: u64) {
 struct Inputs {
     sources: InputSession<u64, SourceVersion, isize>,
     verdicts: InputSession<u64, Verdict, isize>,
+    reviews: InputSession<u64, Review, isize>,
     usages: InputSession<u64, Usage, isize>,
     clock: InputSession<u64, Now, isize>,
     now: Option<Now>,
@@ -329,6 +335,9 @@ impl Inputs {
         for (verdict, diff) in input.verdicts {
             self.verdicts.update_at(verdict, epoch, diff);
         }
+        for (review, diff) in input.reviews {
+            self.reviews.update_at(review, epoch, diff);
+        }
         for (usage, diff) in input.usages {
             self.usages.update_at(usage, epoch, diff);
         }
@@ -342,10 +351,12 @@ impl Inputs {
         }
         self.sources.advance_to(epoch + 1);
         self.verdicts.advance_to(epoch + 1);
+        self.reviews.advance_to(epoch + 1);
         self.usages.advance_to(epoch + 1);
         self.clock.advance_to(epoch + 1);
         self.sources.flush();
         self.verdicts.flush();
+        self.reviews.flush();
         self.usages.flush();
         self.clock.flush();
     }
@@ -353,6 +364,7 @@ impl Inputs {
     fn close(self) {
         self.sources.close();
         self.verdicts.close();
+        self.reviews.close();
         self.usages.close();
         self.clock.close();
     }
@@ -384,6 +396,7 @@ mod tests {
                     (doc("b", "Who owns Atlas billing?"), 1),
                 ],
                 verdicts: vec![],
+                reviews: vec![],
                 usages: vec![],
                 now: None,
             })
@@ -400,6 +413,7 @@ mod tests {
                     (doc("a", "Atlas ships on June 3."), 1),
                 ],
                 verdicts: vec![],
+                reviews: vec![],
                 usages: vec![],
                 now: None,
             })
@@ -414,6 +428,7 @@ mod tests {
                 epoch: 2,
                 updates: vec![(doc("b", "Who owns Atlas billing?"), -1)],
                 verdicts: vec![],
+                reviews: vec![],
                 usages: vec![],
                 now: None,
             })
@@ -456,6 +471,7 @@ mod tests {
                 epoch: 0,
                 updates: versions[..2].iter().map(|v| (v.clone(), 1)).collect(),
                 verdicts: vec![],
+                reviews: vec![],
                 usages: vec![],
                 now: Some(Now(1_780_000_000_000)),
             },
@@ -463,6 +479,7 @@ mod tests {
                 epoch: 1,
                 updates: vec![(versions[2].clone(), 1), (versions[1].clone(), -1)],
                 verdicts: vec![],
+                reviews: vec![],
                 usages: vec![],
                 now: None,
             },

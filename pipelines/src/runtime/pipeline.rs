@@ -5,11 +5,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use epigraph_operators::epistemic::review::Review;
 use epigraph_operators::priority::{Now, Usage};
 use epigraph_operators::resolve::Verdict;
 use epigraph_operators::{Extractor, SourceVersion, net_changes};
 use epigraph_schemas::changes::ChangeNotice;
-use epigraph_schemas::feedback::{Feedback, FeedbackError, IdentityVerdict};
+use epigraph_schemas::feedback::{Feedback, FeedbackError, IdentityVerdict, ReviewVerdict};
 use epigraph_schemas::topics::{event_key, valid_tenant};
 use epigraph_schemas::{CodecError, SourceEvent, decode_event};
 use epigraph_sinks::embed::Embedder;
@@ -51,6 +52,8 @@ pub struct RunReport {
     pub live_writes: usize,
     /// Identity verdicts in force at the end (from the feedback topic).
     pub verdicts: usize,
+    /// Reviews of judgements in force at the end (from the feedback topic).
+    pub reviews: usize,
     /// Usage records read from the feedback topic.
     pub usage_records: usize,
     /// Distinct texts the embedding model ran on (rows waiting for a vector are embedded in
@@ -67,6 +70,7 @@ pub struct RunReport {
 struct Batch {
     updates: Vec<(SourceVersion, isize)>,
     verdicts: Vec<(Verdict, isize)>,
+    reviews: Vec<(Review, isize)>,
     usages: Vec<Usage>,
 }
 
@@ -88,6 +92,8 @@ struct Runner {
     compaction: (u64, Instant, u64),
     /// The verdict in force per feedback key.
     verdicts: HashMap<String, Verdict>,
+    /// The review in force per feedback key.
+    reviews: HashMap<String, Review>,
     next_offsets: Offsets,
     /// Offsets committed by earlier runs: bad messages below them were dead-lettered already.
     acknowledged: Offsets,
@@ -143,6 +149,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         dataflow,
         state: UpsertState::default(),
         verdicts: HashMap::new(),
+        reviews: HashMap::new(),
         next_offsets: Offsets::new(),
         acknowledged,
         report: RunReport::default(),
@@ -154,6 +161,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         mut report,
         state,
         verdicts,
+        reviews,
         metrics,
         ..
     } = runner;
@@ -161,6 +169,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     report.vectors_reused = metrics.vectors_reused.get();
     report.live_sources = state.len();
     report.verdicts = verdicts.len();
+    report.reviews = reviews.len();
     match Arc::try_unwrap(dataflow) {
         Ok(dataflow) => dataflow.shutdown()?,
         Err(_) => bail!("the dataflow is still in use"),
@@ -447,6 +456,7 @@ impl Runner {
             epoch,
             updates: batch.updates,
             verdicts: batch.verdicts,
+            reviews: batch.reviews,
             usages: self.usage.advance(batch.usages, now),
             now: Some(Now(now)),
         };
@@ -459,8 +469,8 @@ impl Runner {
         Ok(output.updates)
     }
 
-    /// One feedback record: a verdict replaces the one in force on its pair, a tombstone
-    /// withdraws it; a retrieval feeds the usage term of the priorities.
+    /// One feedback record: a verdict or review replaces the one in force on its key, a
+    /// tombstone withdraws it; a retrieval feeds the usage term of the priorities.
     fn absorb_feedback(
         &mut self,
         key: &str,
@@ -470,6 +480,9 @@ impl Runner {
         let Some(payload) = payload else {
             if let Some(previous) = self.verdicts.remove(key) {
                 batch.verdicts.push((previous, -1));
+            }
+            if let Some(previous) = self.reviews.remove(key) {
+                batch.reviews.push((previous, -1));
             }
             return Ok(());
         };
@@ -500,6 +513,29 @@ impl Runner {
                     batch.verdicts.push((previous, -1));
                 }
                 batch.verdicts.push((next, 1));
+            }
+            Feedback::Review {
+                tenant,
+                relation,
+                from,
+                to,
+                verdict,
+                ..
+            } => {
+                let next = Review {
+                    tenant,
+                    rel_type: relation.rel_type().to_string(),
+                    from,
+                    to,
+                    confirmed: verdict == ReviewVerdict::Confirm,
+                };
+                if self.reviews.get(key) == Some(&next) {
+                    return Ok(());
+                }
+                if let Some(previous) = self.reviews.insert(key.to_string(), next.clone()) {
+                    batch.reviews.push((previous, -1));
+                }
+                batch.reviews.push((next, 1));
             }
             Feedback::Usage {
                 tenant,

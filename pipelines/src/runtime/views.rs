@@ -252,6 +252,7 @@ fn relation_write(r: &epigraph_operators::Relation, content_hash: String) -> Rel
             "temporal_type".to_string(),
             r.temporal_type.map(|t| t.as_str().to_string()).into(),
         ),
+        ("review".to_string(), r.review.clone().into()),
     ]);
     if let Some(p) = &r.provenance {
         provenance_props(&mut props, p);

@@ -10,6 +10,7 @@
 //! - `POST /v1/context`: a token-budgeted context block ([`epigraph_query::context`]).
 //! - `GET /v1/nodes/{id}`, `/v1/nodes/{id}/neighborhood`, `/v1/entities`, `/v1/contradictions`,
 //!   `/v1/questions`, `/v1/priorities`, `/v1/timeline`, `/v1/traverse` ([`api`]).
+//! - `GET|POST|DELETE /v1/reviews`: review actions on the system's judgements ([`reviews`]).
 //! - `/mcp`: the same as MCP tools, streamable HTTP ([`mcp`]).
 //! - `GET /openapi.json`, `GET /dashboard` (live priorities, contradictions and open questions,
 //!   pushed by `GET /v1/dashboard/stream`, [`live`]),
@@ -25,6 +26,7 @@ pub mod live;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+pub mod reviews;
 pub mod webhook;
 pub mod workspace;
 
@@ -55,6 +57,7 @@ pub struct AppState {
     config: Arc<ServeConfig>,
     webhook: Option<webhook::Webhook>,
     live: live::LiveHub,
+    reviews: Option<reviews::ReviewDesk>,
 }
 
 impl AppState {
@@ -72,7 +75,14 @@ impl AppState {
             config: Arc::new(config),
             webhook,
             live: live::LiveHub::default(),
+            reviews: None,
         }
+    }
+
+    /// With review actions (`/v1/reviews`) published and listed by `desk`.
+    pub fn with_reviews(mut self, desk: reviews::ReviewDesk) -> Self {
+        self.reviews = Some(desk);
+        self
     }
 
     /// The live feeds of the dashboard: [`live::LiveHub::shut`] them before a graceful shutdown.
@@ -257,6 +267,12 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/priorities", get(api::priorities))
         .route("/v1/timeline", get(api::timeline))
         .route("/v1/traverse", get(api::traverse))
+        .route(
+            "/v1/reviews",
+            get(reviews::reviews)
+                .post(reviews::review)
+                .delete(reviews::withdraw),
+        )
         .route("/v1/dashboard/stream", get(live::stream))
         .nest_service("/mcp", mcp::service(state.clone()))
         .route_layer(middleware::from_fn_with_state(
@@ -363,13 +379,13 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
             config.kafka.dead_letter_max_bytes,
         ))
     };
-    Ok(AppState::new(
-        lance,
-        graph,
-        config.serve.clone(),
-        webhook,
-        usage,
-    ))
+    // Review actions publish to the feedback topic, and list what it holds.
+    let desk = reviews::ReviewDesk::new(
+        epigraph_sources::kafka::EventProducer::new(&config.kafka)?,
+        config.kafka.feedback_topic(),
+    );
+    desk.follow(config.kafka.clone());
+    Ok(AppState::new(lance, graph, config.serve.clone(), webhook, usage).with_reviews(desk))
 }
 
 /// Open the stores and serve until the process is stopped.

@@ -39,14 +39,18 @@ impl Modify for BearerAuth {
         api::priorities,
         api::timeline,
         api::traverse,
-        super::live::stream
+        super::live::stream,
+        super::reviews::review,
+        super::reviews::withdraw,
+        super::reviews::reviews
     ),
     components(schemas(ContextBlock, ContextItem, ContextSection, super::ErrorBody)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags(
         (name = "retrieval", description = "Search and context blocks"),
-        (name = "graph", description = "Nodes, entities, contradictions, questions, priorities, timelines")
+        (name = "graph", description = "Nodes, entities, contradictions, questions, priorities, timelines"),
+        (name = "reviews", description = "Confirm or reject the system's judgements, and withdraw a review")
     )
 )]
 pub struct ApiDoc;

@@ -3,3 +3,4 @@
 
 mod epistemics;
 mod extraction;
+mod reviews;

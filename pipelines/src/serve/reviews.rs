@@ -1,0 +1,409 @@
+//! Review actions: a reviewer confirms or rejects a judgement the system made (a contradiction,
+//! supersession, answer, block, support or same-as link), or withdraws an earlier review.
+//!
+//! - `POST /v1/reviews` `{"relation", "from", "to", "verdict": "confirm" | "reject", "reason"?,
+//!   "by"?}` publishes the review to the feedback topic (event-sourced: who, when, why) and
+//!   answers `202` with its key. The pipeline reads it at its next epoch: a rejected edge is
+//!   retracted with what followed from it, a confirmed one is marked `review: "confirmed"`.
+//!   A `SAME_AS` review is an identity verdict (`confirm` = same, `reject` = distinct).
+//! - `DELETE /v1/reviews?relation=…&from=…&to=…` withdraws it (a tombstone on its key): the state
+//!   before the review comes back.
+//! - `GET /v1/reviews` lists the tenant's reviews in force, newest first.
+//!
+//! The list is the feedback topic read from its beginning by a background task
+//! ([`ReviewDesk::follow`]), plus what this server published itself (so a page sees its own
+//! action at once). Rejections hold across restarts and `epigraph rebuild`: the topic is
+//! compacted by key and replayed.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Extension, Query, State};
+use axum::http::StatusCode;
+use epigraph_query::QueryError;
+use epigraph_schemas::feedback::{Feedback, IdentityVerdict, Judged, ReviewVerdict, review_key};
+use epigraph_sources::kafka::{EventConsumer, EventProducer, KafkaConfig, Polled};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::auth::Tenant;
+use super::{ApiError, AppState};
+
+/// The relationship type of identity links, reviewed as identity verdicts.
+const SAME_AS: &str = "SAME_AS";
+
+/// A review as the API shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ReviewView {
+    /// The feedback key (withdrawing uses the same relation and endpoints).
+    pub key: String,
+    /// `CONTRADICTS`, `SUPERSEDES`, `ANSWERS`, `BLOCKS`, `SUPPORTS` or `SAME_AS`.
+    pub relation: String,
+    /// The edge's start node id.
+    pub from: String,
+    /// The edge's end node id.
+    pub to: String,
+    /// `confirm` or `reject`.
+    pub verdict: String,
+    /// Why, in the reviewer's words.
+    pub reason: Option<String>,
+    /// Who reviewed.
+    pub by: Option<String>,
+    /// When (ms since the Unix epoch), if recorded.
+    pub at: Option<i64>,
+}
+
+impl ReviewView {
+    /// The view of a feedback record, if it is a review or an identity verdict.
+    fn of(feedback: &Feedback) -> Option<(String, ReviewView)> {
+        let view = match feedback {
+            Feedback::Review {
+                relation,
+                from,
+                to,
+                verdict,
+                reason,
+                by,
+                at,
+                ..
+            } => ReviewView {
+                key: feedback.key(),
+                relation: relation.rel_type().to_string(),
+                from: from.clone(),
+                to: to.clone(),
+                verdict: match verdict {
+                    ReviewVerdict::Confirm => "confirm",
+                    ReviewVerdict::Reject => "reject",
+                }
+                .to_string(),
+                reason: reason.clone(),
+                by: by.clone(),
+                at: *at,
+            },
+            Feedback::Identity { a, b, verdict, .. } => ReviewView {
+                key: feedback.key(),
+                relation: SAME_AS.to_string(),
+                from: a.clone(),
+                to: b.clone(),
+                verdict: match verdict {
+                    IdentityVerdict::Same => "confirm",
+                    IdentityVerdict::Distinct => "reject",
+                }
+                .to_string(),
+                reason: None,
+                by: None,
+                at: None,
+            },
+            Feedback::Usage { .. } => return None,
+        };
+        Some((feedback.tenant().to_string(), view))
+    }
+}
+
+/// A review to publish.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewRequest {
+    /// `CONTRADICTS`, `SUPERSEDES`, `ANSWERS`, `BLOCKS`, `SUPPORTS` or `SAME_AS`.
+    pub relation: String,
+    /// The edge's start node id (as `/v1/contradictions`, `/v1/timeline` or
+    /// `/v1/nodes/{id}/neighborhood` show it).
+    pub from: String,
+    /// The edge's end node id.
+    pub to: String,
+    /// `confirm` or `reject`.
+    #[schema(value_type = String)]
+    pub verdict: ReviewVerdict,
+    /// Why (kept with the review).
+    pub reason: Option<String>,
+    /// Who reviews (a name; kept with the review).
+    pub by: Option<String>,
+}
+
+/// Which review to withdraw.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct WithdrawParams {
+    /// The relationship type the review was about.
+    pub relation: String,
+    /// Its start node id.
+    pub from: String,
+    /// Its end node id.
+    pub to: String,
+    /// Tenant (development mode only).
+    pub tenant: Option<String>,
+}
+
+/// The answer to a published or withdrawn review.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReviewReceipt {
+    /// The feedback key.
+    pub key: String,
+    /// `published` or `withdrawn`.
+    pub status: String,
+    /// The review as published (absent for a withdrawal).
+    pub review: Option<ReviewView>,
+}
+
+/// The reviews in force.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReviewsResponse {
+    /// Newest first.
+    pub reviews: Vec<ReviewView>,
+}
+
+/// Publishes reviews to the feedback topic and keeps the list of those in force.
+#[derive(Clone)]
+pub struct ReviewDesk {
+    producer: Arc<EventProducer>,
+    topic: String,
+    /// `key → (tenant, review)`.
+    in_force: Arc<RwLock<BTreeMap<String, (String, ReviewView)>>>,
+}
+
+impl std::fmt::Debug for ReviewDesk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReviewDesk")
+            .field("topic", &self.topic)
+            .finish()
+    }
+}
+
+impl ReviewDesk {
+    /// A desk publishing to `topic`.
+    pub fn new(producer: EventProducer, topic: String) -> Self {
+        ReviewDesk {
+            producer: Arc::new(producer),
+            topic,
+            in_force: Arc::default(),
+        }
+    }
+
+    /// Read the feedback topic from its beginning, and on, into the list of reviews in force,
+    /// in the background. When Kafka cannot be read the task tries again every 10 s.
+    pub fn follow(&self, kafka: KafkaConfig) {
+        let desk = self.clone();
+        tokio::spawn(async move {
+            loop {
+                match EventConsumer::from_beginning(&kafka, std::slice::from_ref(&desk.topic)) {
+                    Ok(consumer) => loop {
+                        match consumer.poll(Duration::from_secs(1)).await {
+                            Ok(Polled::Message(message)) => {
+                                let key = message
+                                    .key
+                                    .as_deref()
+                                    .map(String::from_utf8_lossy)
+                                    .unwrap_or_default()
+                                    .into_owned();
+                                desk.absorb(&key, message.payload.as_deref());
+                            }
+                            Ok(Polled::Idle) => {}
+                            Err(error) => {
+                                tracing::warn!(%error, "reading reviews from the feedback topic");
+                                break;
+                            }
+                        }
+                    },
+                    Err(error) => tracing::warn!(%error, "cannot read the feedback topic"),
+                }
+                tokio::time::sleep(Duration::from_secs(10)).await;
+            }
+        });
+    }
+
+    /// One feedback message: a review replaces the one in force on its key, a tombstone
+    /// withdraws it; other records are not reviews.
+    fn absorb(&self, key: &str, payload: Option<&[u8]>) {
+        let mut in_force = self.in_force.write().expect("reviews lock");
+        match payload.map(Feedback::parse) {
+            None => {
+                in_force.remove(key);
+            }
+            Some(Ok(feedback)) => {
+                if let Some(entry) = ReviewView::of(&feedback) {
+                    in_force.insert(key.to_string(), entry);
+                }
+            }
+            // The pipeline dead-letters it; here it is simply not a review.
+            Some(Err(_)) => {}
+        }
+    }
+
+    /// The tenant's reviews in force, newest first.
+    pub fn list(&self, tenant: &str) -> Vec<ReviewView> {
+        let in_force = self.in_force.read().expect("reviews lock");
+        let mut reviews: Vec<ReviewView> = in_force
+            .values()
+            .filter(|(t, _)| t == tenant)
+            .map(|(_, r)| r.clone())
+            .collect();
+        reviews.sort_by(|a, b| b.at.cmp(&a.at).then_with(|| a.key.cmp(&b.key)));
+        reviews
+    }
+
+    /// Whether a review is in force under `key`.
+    fn holds(&self, key: &str) -> bool {
+        self.in_force
+            .read()
+            .expect("reviews lock")
+            .contains_key(key)
+    }
+
+    async fn publish(&self, record: &Feedback) -> Result<String, ApiError> {
+        let key = record.key();
+        let payload = serde_json::to_vec(record).expect("feedback serializes");
+        self.producer
+            .publish_raw(&self.topic, &key, &payload)
+            .await?;
+        self.absorb(&key, Some(&payload));
+        Ok(key)
+    }
+
+    async fn withdraw(&self, key: &str) -> Result<(), ApiError> {
+        self.producer.publish_tombstone(&self.topic, key).await?;
+        self.absorb(key, None);
+        Ok(())
+    }
+}
+
+/// What a review is about: a judgement of the epistemic layer, or an identity link.
+enum Subject {
+    Judgement(Judged),
+    Identity,
+}
+
+fn subject(relation: &str) -> Result<Subject, ApiError> {
+    if relation.eq_ignore_ascii_case(SAME_AS) {
+        return Ok(Subject::Identity);
+    }
+    Judged::parse(relation)
+        .map(Subject::Judgement)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "unknown relation {relation:?}: reviewable are CONTRADICTS, SUPERSEDES, ANSWERS, \
+             BLOCKS, SUPPORTS and SAME_AS"
+            ))
+        })
+}
+
+fn desk(state: &AppState) -> Result<&ReviewDesk, ApiError> {
+    state.reviews.as_ref().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "reviews need Kafka: this server has no producer for the feedback topic",
+        )
+    })
+}
+
+/// Confirm or reject a judgement (published to the feedback topic; applied by the pipeline at
+/// its next epoch).
+#[utoipa::path(post, path = "/v1/reviews", request_body = ReviewRequest, tag = "reviews",
+    params(("tenant" = Option<String>, Query, description = "Tenant (development mode only)")),
+    responses((status = 202, body = ReviewReceipt), (status = 400, body = super::ErrorBody),
+              (status = 404, body = super::ErrorBody), (status = 503, body = super::ErrorBody)))]
+pub async fn review(
+    State(state): State<AppState>,
+    Extension(Tenant(tenant)): Extension<Tenant>,
+    Json(request): Json<ReviewRequest>,
+) -> Result<(StatusCode, Json<ReviewReceipt>), ApiError> {
+    let desk = desk(&state)?;
+    let record = match subject(&request.relation)? {
+        Subject::Judgement(relation) => Feedback::Review {
+            tenant: tenant.clone(),
+            relation,
+            from: request.from,
+            to: request.to,
+            verdict: request.verdict,
+            reason: request.reason,
+            by: request.by,
+            at: Some(epigraph_schemas::now_millis()),
+        },
+        Subject::Identity => Feedback::Identity {
+            tenant: tenant.clone(),
+            a: request.from,
+            b: request.to,
+            verdict: match request.verdict {
+                ReviewVerdict::Confirm => IdentityVerdict::Same,
+                ReviewVerdict::Reject => IdentityVerdict::Distinct,
+            },
+        },
+    };
+    record
+        .validate()
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    // A judgement is reviewed where the graph holds it (or where a review of it is in force:
+    // a rejected edge is gone, and its review can still be changed).
+    if let Feedback::Review {
+        relation, from, to, ..
+    } = &record
+        && !desk.holds(&record.key())
+        && !state
+            .query()
+            .graph()
+            .has_judgement(&tenant, *relation, from, to)
+            .await?
+    {
+        return Err(QueryError::NotFound(format!(
+            "no {} edge from {from:?} to {to:?} in tenant {tenant:?}",
+            relation.rel_type()
+        ))
+        .into());
+    }
+    let key = desk.publish(&record).await?;
+    let review = ReviewView::of(&record).map(|(_, view)| view);
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(ReviewReceipt {
+            key,
+            status: "published".into(),
+            review,
+        }),
+    ))
+}
+
+/// Withdraw a review: the state before it comes back at the pipeline's next epoch.
+#[utoipa::path(delete, path = "/v1/reviews", tag = "reviews", params(WithdrawParams),
+    responses((status = 202, body = ReviewReceipt), (status = 400, body = super::ErrorBody),
+              (status = 503, body = super::ErrorBody)))]
+pub async fn withdraw(
+    State(state): State<AppState>,
+    Extension(Tenant(tenant)): Extension<Tenant>,
+    Query(params): Query<WithdrawParams>,
+) -> Result<(StatusCode, Json<ReviewReceipt>), ApiError> {
+    let desk = desk(&state)?;
+    let key = match subject(&params.relation)? {
+        Subject::Judgement(relation) => review_key(&tenant, relation, &params.from, &params.to),
+        Subject::Identity => Feedback::Identity {
+            tenant: tenant.clone(),
+            a: params.from,
+            b: params.to,
+            verdict: IdentityVerdict::Same,
+        }
+        .key(),
+    };
+    desk.withdraw(&key).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(ReviewReceipt {
+            key,
+            status: "withdrawn".into(),
+            review: None,
+        }),
+    ))
+}
+
+/// The tenant's reviews in force, newest first.
+#[utoipa::path(get, path = "/v1/reviews", tag = "reviews",
+    params(("tenant" = Option<String>, Query, description = "Tenant (development mode only)")),
+    responses((status = 200, body = ReviewsResponse), (status = 503, body = super::ErrorBody)))]
+pub async fn reviews(
+    State(state): State<AppState>,
+    Extension(Tenant(tenant)): Extension<Tenant>,
+) -> Result<Json<ReviewsResponse>, ApiError> {
+    Ok(Json(ReviewsResponse {
+        reviews: desk(&state)?.list(&tenant),
+    }))
+}
