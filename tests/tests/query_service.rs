@@ -496,6 +496,7 @@ async fn the_query_service_answers_agents_and_analysts_from_the_real_stores() {
             "get_node",
             "list_contradictions",
             "list_open_questions",
+            "review_judgement",
             "search_memory"
         ]
     );
@@ -526,13 +527,8 @@ async fn the_query_service_answers_agents_and_analysts_from_the_real_stores() {
         )
         .await
         .expect("list_contradictions");
-    assert_eq!(
-        listed.structured_content.unwrap()["contradictions"]
-            .as_array()
-            .unwrap()
-            .len(),
-        1
-    );
+    let listed_pairs = listed.structured_content.unwrap();
+    assert_eq!(listed_pairs["contradictions"].as_array().unwrap().len(), 1);
     let open = client
         .call_tool(
             CallToolRequestParams::new("list_open_questions")
@@ -557,6 +553,25 @@ async fn the_query_service_answers_agents_and_analysts_from_the_real_stores() {
         node.structured_content.unwrap()["properties"]["text"],
         SLIPPED
     );
+    // An agent reviews a judgement: a wrong verdict word is refused, a review is published.
+    let pair = &listed_pairs["contradictions"][0];
+    let review = |verdict: &str| {
+        args(serde_json::json!({
+            "relation": "CONTRADICTS", "from": pair["a"]["id"], "to": pair["b"]["id"],
+            "verdict": verdict, "reason": "the memo is the later word", "agent": "tester",
+        }))
+    };
+    let refused = client
+        .call_tool(CallToolRequestParams::new("review_judgement").with_arguments(review("maybe")))
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    let receipt = client
+        .call_tool(CallToolRequestParams::new("review_judgement").with_arguments(review("confirm")))
+        .await
+        .expect("review_judgement");
+    let receipt = receipt.structured_content.expect("structured receipt");
+    assert_eq!(receipt["status"], "published", "{receipt}");
+    assert_eq!(receipt["review"]["by"], "mcp:tester", "{receipt}");
     client.cancel().await.expect("closing the MCP session");
 
     // MCP without a token is refused like HTTP.

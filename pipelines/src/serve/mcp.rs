@@ -1,6 +1,7 @@
 //! The query service as MCP tools for agents (official Rust SDK `rmcp`, streamable HTTP at
 //! `/mcp`): `search_memory`, `get_context`, `get_node`, `list_contradictions`,
-//! `list_open_questions`. The tenant comes from the same bearer-token check as the HTTP API
+//! `list_open_questions`, and one write, `review_judgement` (confirm or reject a judgement,
+//! as `POST /v1/reviews`). The tenant comes from the same bearer-token check as the HTTP API
 //! (the [`auth`](super::auth) middleware runs in front of `/mcp`).
 
 use std::sync::Arc;
@@ -69,6 +70,24 @@ pub struct ListArgs {
     pub limit: Option<usize>,
     /// The state at this instant.
     pub as_of: Option<String>,
+}
+
+/// Arguments of `review_judgement`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ReviewArgs {
+    /// CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS, SUPPORTS (between memory objects) or SAME_AS
+    /// (between entities).
+    pub relation: String,
+    /// The edge's start node id (as list_contradictions or get_node show it).
+    pub from: String,
+    /// The edge's end node id.
+    pub to: String,
+    /// `confirm` (the judgement is right) or `reject` (it is wrong: the edge is retracted).
+    pub verdict: String,
+    /// Why: the evidence the agent read.
+    pub reason: String,
+    /// The agent's name.
+    pub agent: Option<String>,
 }
 
 impl From<ListArgs> for ListParams {
@@ -241,6 +260,44 @@ impl EpigraphMcp {
     }
 
     #[tool(
+        description = "Confirm or reject one of the system's judgements (a contradiction, supersession, answer, block, support or same-as link) with the reason. A rejected judgement is retracted at the pipeline's next epoch, with what followed from it; the review is recorded with the agent's name and can be withdrawn by a person.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true
+        )
+    )]
+    async fn review_judgement(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<ReviewArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let tenant = tenant_of(&parts)?;
+        let verdict = match args.verdict.as_str() {
+            "confirm" => epigraph_schemas::feedback::ReviewVerdict::Confirm,
+            "reject" => epigraph_schemas::feedback::ReviewVerdict::Reject,
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("verdict {other:?} is not confirm or reject"),
+                    None,
+                ));
+            }
+        };
+        let request = super::reviews::ReviewRequest {
+            relation: args.relation,
+            from: args.from,
+            to: args.to,
+            verdict,
+            reason: Some(args.reason),
+            by: Some(format!("mcp:{}", args.agent.as_deref().unwrap_or("agent"))),
+        };
+        let receipt = super::reviews::submit(&self.state, &tenant, request)
+            .await
+            .map_err(to_tool_error)?;
+        json_result(&receipt)
+    }
+
+    #[tool(
         description = "Open questions (knowledge gaps) not answered yet, most urgent first.",
         annotations(read_only_hint = true)
     )]
@@ -265,7 +322,8 @@ impl ServerHandler for EpigraphMcp {
             .with_instructions(
                 "epigraph is the organisation's epistemic memory. Use get_context for a briefing \
                  on a topic, search_memory for specific statements, list_contradictions and \
-                 list_open_questions for what is disputed or unknown, get_node for details.",
+                 list_open_questions for what is disputed or unknown, get_node for details, \
+                 and review_judgement to confirm or reject a judgement you have evidence on.",
             )
     }
 }

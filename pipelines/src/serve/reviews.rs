@@ -309,7 +309,21 @@ pub async fn review(
     Extension(Tenant(tenant)): Extension<Tenant>,
     Json(request): Json<ReviewRequest>,
 ) -> Result<(StatusCode, Json<ReviewReceipt>), ApiError> {
-    let desk = desk(&state)?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(submit(&state, &tenant, request).await?),
+    ))
+}
+
+/// Publish a review for `tenant` (the HTTP endpoint and the MCP tool): checked, then written
+/// to the feedback topic.
+pub async fn submit(
+    state: &AppState,
+    tenant: &str,
+    request: ReviewRequest,
+) -> Result<ReviewReceipt, ApiError> {
+    let desk = desk(state)?;
+    let tenant = tenant.to_string();
     let record = match subject(&request.relation)? {
         Subject::Judgement(relation) => Feedback::Review {
             tenant: tenant.clone(),
@@ -354,14 +368,11 @@ pub async fn review(
     }
     let key = desk.publish(&record).await?;
     let review = ReviewView::of(&record).map(|(_, view)| view);
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(ReviewReceipt {
-            key,
-            status: "published".into(),
-            review,
-        }),
-    ))
+    Ok(ReviewReceipt {
+        key,
+        status: "published".into(),
+        review,
+    })
 }
 
 /// Withdraw a review: the state before it comes back at the pipeline's next epoch.
