@@ -8,6 +8,8 @@
 //! - [`search`]: `search` at the memory, document or chunk level, its parameters and results.
 //! - [`retrieve`]: the ranking core: candidates, their graph state, relevance · φ, and the cap
 //!   that keeps what was replaced below what replaced it.
+//! - [`fuse`]: document ranking for `level=source` (memory objects, chunks and document BM25
+//!   fused).
 //! - [`rank`]: φ of OIDA's Eq. 2 and the as-of view of a memory object ([`rank::AsOf`]).
 //! - [`briefing`], [`context`]: token-budgeted context blocks for agents.
 //! - [`reads`]: nodes, neighbourhoods, entities, contradictions, open questions, priorities,
@@ -18,6 +20,7 @@
 pub mod briefing;
 pub mod context;
 pub mod error;
+pub mod fuse;
 pub mod graph;
 pub mod rank;
 pub mod reads;

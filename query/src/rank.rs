@@ -54,6 +54,17 @@ pub struct RankConfig {
     pub min: f64,
     /// Upper bound of φ.
     pub max: f64,
+    /// `level=source`: how a document's three signals are combined, `minmax` (weighted sum of
+    /// the signals over their best values) or `rrf` (weighted reciprocal rank), see
+    /// `fuse.rs`.
+    pub source_fusion: SourceFusion,
+    /// `level=source`: weight of the memory objects (best plus a tenth of the next two).
+    pub source_memory_weight: f64,
+    /// `level=source`: weight of the best chunk (BM25 + cosine). With the document weight 0,
+    /// documents are ranked by their memory objects alone (no chunk retrieval).
+    pub source_chunk_weight: f64,
+    /// `level=source`: weight of document-level BM25 (its three best chunks' BM25 summed).
+    pub source_document_weight: f64,
 }
 
 impl Default for RankConfig {
@@ -71,6 +82,56 @@ impl Default for RankConfig {
             below_successor: 0.98,
             min: 0.2,
             max: 2.0,
+            source_fusion: SourceFusion::Minmax,
+            source_memory_weight: 0.25,
+            source_chunk_weight: 0.5,
+            source_document_weight: 0.25,
+        }
+    }
+}
+
+/// How the three document signals are combined (`[serve.rank] source_fusion`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceFusion {
+    /// Weighted sum of the signals, each divided by its best value.
+    #[default]
+    Minmax,
+    /// Weighted reciprocal-rank fusion of the three document rankings (k = 60).
+    Rrf,
+}
+
+/// The signals' weights (normalised to sum 1 when fused).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Weights {
+    /// Memory objects.
+    pub memory: f64,
+    /// Best chunk.
+    pub chunk: f64,
+    /// Document-level BM25.
+    pub document: f64,
+}
+
+impl Weights {
+    /// Whether only the memory signal counts (today's aggregation, no chunk retrieval).
+    pub fn memory_only(&self) -> bool {
+        self.chunk <= 0.0 && self.document <= 0.0
+    }
+
+    /// The weights over their sum (memory alone when none is positive).
+    pub fn normalised(self) -> Weights {
+        let sum = self.memory.max(0.0) + self.chunk.max(0.0) + self.document.max(0.0);
+        if sum <= 0.0 {
+            return Weights {
+                memory: 1.0,
+                chunk: 0.0,
+                document: 0.0,
+            };
+        }
+        Weights {
+            memory: self.memory.max(0.0) / sum,
+            chunk: self.chunk.max(0.0) / sum,
+            document: self.document.max(0.0) / sum,
         }
     }
 }
@@ -337,6 +398,15 @@ pub struct Phi {
 }
 
 impl RankConfig {
+    /// The weights of the document signals of `level=source`.
+    pub fn source_weights(&self) -> Weights {
+        Weights {
+            memory: self.source_memory_weight,
+            chunk: self.source_chunk_weight,
+            document: self.source_document_weight,
+        }
+    }
+
     /// φ of a memory object as of an instant, for a query of the given intent.
     ///
     /// ```

@@ -3,11 +3,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use epigraph_sinks::lance::{SearchHit, SearchMode, SearchRequest};
+use epigraph_sinks::lance::{ChunkHit, SearchHit, SearchMode, SearchRequest};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::context;
+use crate::fuse::{self, ChunkEvidence};
 use crate::graph::MemoryCard;
 use crate::rank::{AsOf, Intent, RankConfig, parse_instant, show_instant};
 use crate::retrieve::{Ranked, SearchQuery};
@@ -184,14 +185,42 @@ pub struct SearchResult {
 pub struct SourceResult {
     /// Source item id.
     pub source_id: String,
-    /// Best memory score plus a tenth of the next two.
+    /// Its memory objects, its best chunk and its document-level BM25 fused
+    /// ([`crate::fuse`]); by memory objects alone (best plus a tenth of the next two) when the
+    /// chunk and document weights are 0, or for `as_of` and `types` searches.
     pub score: f64,
     /// Title.
     pub title: Option<String>,
-    /// The best matching statement.
+    /// The best matching statement (or, without one, the best chunk's best passage).
     pub snippet: String,
     /// The matching memory objects, best first.
     pub memory_ids: Vec<String>,
+    /// Which signal brought it and each one's part (`explain=true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<SourceExplain>,
+}
+
+/// Why a document ranks where it does (`level=source`, `explain=true`).
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct SourceExplain {
+    /// `minmax`, `rrf`, or `memory` (memory objects alone).
+    pub fusion: String,
+    /// The signal with the largest part of the score: `memory`, `chunk` or `document`.
+    pub brought_by: String,
+    /// Part of the score from its memory objects.
+    pub memory: f64,
+    /// Part from its best chunk (× φ).
+    pub chunk: f64,
+    /// Part from its document-level BM25 (× φ).
+    pub document: f64,
+    /// Rank of the document by each signal alone (memory, chunk, document).
+    pub ranks: [Option<usize>; 3],
+    /// φ of its best memory object (what the chunk and document parts are multiplied by).
+    pub phi: f64,
+    /// Its best chunk.
+    pub best_chunk: Option<ChunkEvidence>,
+    /// The document that replaced it, when its score was capped below that one's.
+    pub capped_below: Option<String>,
 }
 
 /// One chunk of raw source text in the results (`level=chunk`).
@@ -369,6 +398,67 @@ pub fn memory_results(
     out
 }
 
+/// Documents ranked by their three signals fused ([`crate::fuse`]): memory objects (`ranked`,
+/// best first), chunks, document-level BM25; the top `k`.
+pub fn fused_source_results(
+    ranked: &[Ranked],
+    chunks: &[ChunkHit],
+    query: &SearchQuery,
+    rank: &RankConfig,
+    explain: bool,
+) -> Vec<SourceResult> {
+    let mut docs = fuse::documents(ranked, chunks, query.as_of, query.modulate);
+    fuse::fuse(&mut docs, rank.source_weights(), rank.source_fusion);
+    if query.modulate && !Intent::of(&query.text).history {
+        fuse::below_replacing_documents(&mut docs, rank.below_successor);
+    }
+    docs.truncate(query.k);
+    docs.into_iter()
+        .map(|doc| {
+            let best = doc.members.first().map(|i| &ranked[*i]);
+            let chunk = doc.best_chunk.map(|i| &chunks[i]);
+            let snippet = match (best, chunk) {
+                (Some(best), _) => snippet(&best.card.text, 300),
+                (None, Some(chunk)) => context::excerpt(&chunk.text, &query.text, 300).1,
+                (None, None) => String::new(),
+            };
+            SourceResult {
+                title: best
+                    .and_then(|b| b.card.title.clone())
+                    .or_else(|| chunk.and_then(|c| c.title.clone())),
+                snippet,
+                memory_ids: doc
+                    .members
+                    .iter()
+                    .map(|i| ranked[*i].card.id.clone())
+                    .collect(),
+                score: doc.score,
+                explain: explain.then(|| SourceExplain {
+                    fusion: match rank.source_fusion {
+                        fuse::SourceFusion::Minmax => "minmax",
+                        fuse::SourceFusion::Rrf => "rrf",
+                    }
+                    .to_string(),
+                    brought_by: doc.brought_by().to_string(),
+                    memory: doc.contributions[0],
+                    chunk: doc.contributions[1],
+                    document: doc.contributions[2],
+                    ranks: doc.ranks,
+                    phi: doc.phi,
+                    best_chunk: chunk.map(|c| ChunkEvidence {
+                        id: c.id.clone(),
+                        chunk_index: c.chunk_index,
+                        bm25: c.bm25,
+                        cosine: c.cosine,
+                    }),
+                    capped_below: doc.capped_below.clone(),
+                }),
+                source_id: doc.source_id,
+            }
+        })
+        .collect()
+}
+
 /// Aggregate memory results to source documents: a source scores its best memory object plus a
 /// tenth of its next two.
 pub fn source_results(ranked: &[Ranked], k: usize) -> Vec<SourceResult> {
@@ -394,6 +484,7 @@ pub fn source_results(ranked: &[Ranked], k: usize) -> Vec<SourceResult> {
                 title: best.card.title.clone(),
                 snippet: snippet(&best.card.text, 300),
                 memory_ids: members.iter().map(|m| m.card.id.clone()).collect(),
+                explain: None,
             }
         })
         .collect();
@@ -487,7 +578,34 @@ impl QueryService {
                 Results::Memory(results)
             }
             Level::Source => {
-                let results = source_results(&ranked, query.k);
+                let rank = &self.config.rank;
+                // Chunks hold today's text of every type: an `as_of` or `types` search ranks
+                // documents by their memory objects alone.
+                let memory_only = rank.source_weights().memory_only()
+                    || query.as_of.is_some()
+                    || !query.types.is_empty();
+                let results = if memory_only {
+                    source_results(&ranked, query.k)
+                } else {
+                    let chunks = self
+                        .lance
+                        .search_chunks(&SearchRequest {
+                            query: query.text.clone(),
+                            k: query.candidates * 2,
+                            tenant: tenant.to_string(),
+                            mode: query.mode,
+                            types: Vec::new(),
+                            candidates: Some(query.candidates),
+                        })
+                        .await?;
+                    fused_source_results(
+                        &ranked,
+                        &chunks,
+                        &query,
+                        rank,
+                        params.explain.unwrap_or(false),
+                    )
+                };
                 self.report_usage(
                     tenant,
                     results

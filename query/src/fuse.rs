@@ -1,0 +1,408 @@
+//! Document ranking for `level=source`: three signals per document, fused.
+//!
+//! - **memory**: today's path, a document's best memory object (relevance · φ, capped below
+//!   what replaced it) plus a tenth of its next two;
+//! - **chunk**: its best chunk of source text (the `chunks` table), BM25 over the best BM25 of
+//!   the candidates averaged with the cosine rescaled between the worst and best candidate
+//!   (the plain-RAG hybrid of `eval/retrieval/chunk_hybrid_baseline.py`);
+//! - **document**: document-level term evidence, the sum of the BM25 of its three best chunks
+//!   (a query's words spread over several passages of the same document add up; bounded to
+//!   three so that a long document does not win by length).
+//!
+//! Each signal is divided by its best value over the documents, then either summed with
+//! weights (`minmax`) or fused by reciprocal rank (`rrf`). The chunk and document signals are
+//! multiplied by the document's φ (that of its best memory object; the memory signal carries
+//! φ already), and, unless the query asks about history, a document that a later one replaced
+//! (`SUPERSEDES` between the sources, or its best statement superseded by a statement of the
+//! other) scores at most `below_successor` times the replacing document.
+
+use std::collections::HashMap;
+
+use epigraph_sinks::lance::ChunkHit;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::rank::AsOf;
+pub use crate::rank::{SourceFusion, Weights};
+use crate::retrieve::Ranked;
+
+/// The best chunk of a document, for explain.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct ChunkEvidence {
+    /// Chunk id.
+    pub id: String,
+    /// Position in its source.
+    pub chunk_index: i64,
+    /// BM25, when the full-text retriever found it.
+    pub bm25: Option<f32>,
+    /// Cosine, when the vector retriever found it.
+    pub cosine: Option<f32>,
+}
+
+/// One document's evidence and fused score.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Document {
+    /// Source id.
+    pub source_id: String,
+    /// Memory signal (raw: best score plus a tenth of the next two).
+    pub memory: f64,
+    /// Chunk signal (raw, in [0, 1]).
+    pub chunk: f64,
+    /// Document signal (raw: sum of its three best chunk BM25 scores).
+    pub document: f64,
+    /// φ of its best memory object (1 without one, or unmodulated).
+    pub phi: f64,
+    /// Its memory objects among the candidates, best first (indices into the ranked list).
+    pub members: Vec<usize>,
+    /// Its best chunk (index into the chunk list).
+    pub best_chunk: Option<usize>,
+    /// Documents that had replaced it at the query's instant.
+    pub replaced_by: Vec<String>,
+    /// When it was written (for the newest-first order of the cap).
+    pub occurred_at: Option<i64>,
+    /// The fused score.
+    pub score: f64,
+    /// Weighted contributions of memory, chunk and document to the score.
+    pub contributions: [f64; 3],
+    /// Rank (from 1) of the document by each signal, when it has it.
+    pub ranks: [Option<usize>; 3],
+    /// The document it was capped below, if any.
+    pub capped_below: Option<String>,
+}
+
+/// The names of the signals, in the order of [`Document::contributions`].
+pub const SIGNALS: [&str; 3] = ["memory", "chunk", "document"];
+
+impl Document {
+    /// A document with no evidence yet.
+    pub fn new(source_id: &str) -> Document {
+        Document {
+            source_id: source_id.to_string(),
+            memory: 0.0,
+            chunk: 0.0,
+            document: 0.0,
+            phi: 1.0,
+            members: Vec::new(),
+            best_chunk: None,
+            replaced_by: Vec::new(),
+            occurred_at: None,
+            score: 0.0,
+            contributions: [0.0; 3],
+            ranks: [None; 3],
+            capped_below: None,
+        }
+    }
+
+    /// The signal that brought it: the largest weighted contribution.
+    pub fn brought_by(&self) -> &'static str {
+        let mut best = 0;
+        for i in 1..3 {
+            if self.contributions[i] > self.contributions[best] {
+                best = i;
+            }
+        }
+        SIGNALS[best]
+    }
+}
+
+/// Chunk relevance from the two retrievers: BM25 over the best BM25 of the candidates and the
+/// cosine rescaled between the worst and best candidate, averaged over the retrievers that
+/// returned candidates (a retriever that did not return this chunk counts 0).
+///
+/// ```
+/// use epigraph_query::fuse::chunk_relevance;
+/// let scores = [(Some(8.0), Some(0.8)), (Some(2.0), Some(0.4)), (None, Some(0.6))];
+/// let r = chunk_relevance(&scores);
+/// assert_eq!(r[0], 1.0);
+/// assert_eq!(r[1], 0.125);
+/// assert!((r[2] - 0.25).abs() < 1e-6);
+/// assert_eq!(chunk_relevance(&[(Some(3.0), None)]), [1.0]);
+/// ```
+pub fn chunk_relevance(scores: &[(Option<f32>, Option<f32>)]) -> Vec<f64> {
+    let max_bm25 = scores
+        .iter()
+        .filter_map(|(b, _)| *b)
+        .fold(0.0f64, |m, s| m.max(f64::from(s)));
+    let cosines: Vec<f64> = scores
+        .iter()
+        .filter_map(|(_, c)| c.map(f64::from))
+        .collect();
+    let lo = cosines.iter().copied().fold(f64::MAX, f64::min);
+    let hi = cosines.iter().copied().fold(f64::MIN, f64::max);
+    let retrievers = usize::from(max_bm25 > 0.0) + usize::from(!cosines.is_empty());
+    scores
+        .iter()
+        .map(|(b, c)| {
+            let bm25 = match b {
+                Some(s) if max_bm25 > 0.0 => f64::from(*s) / max_bm25,
+                _ => 0.0,
+            };
+            let cosine = match c {
+                Some(c) if hi > lo => (f64::from(*c) - lo) / (hi - lo),
+                Some(_) => 1.0,
+                None => 0.0,
+            };
+            if retrievers == 0 {
+                0.0
+            } else {
+                (bm25 + cosine) / retrievers as f64
+            }
+        })
+        .collect()
+}
+
+/// The documents of the candidates: memory objects (`ranked`, best first) and chunks, with
+/// their raw signals, φ and the documents that replaced them at `at`.
+pub fn documents(
+    ranked: &[Ranked],
+    chunks: &[ChunkHit],
+    at: Option<i64>,
+    modulate: bool,
+) -> Vec<Document> {
+    let mut docs: Vec<Document> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut slot = |docs: &mut Vec<Document>, source: &str| -> usize {
+        *index.entry(source.to_string()).or_insert_with(|| {
+            docs.push(Document::new(source));
+            docs.len() - 1
+        })
+    };
+    let source_of: HashMap<&str, &str> = ranked
+        .iter()
+        .map(|r| (r.card.id.as_str(), r.card.source_id.as_str()))
+        .collect();
+    for (i, r) in ranked.iter().enumerate() {
+        let d = slot(&mut docs, &r.card.source_id);
+        let doc = &mut docs[d];
+        if doc.members.is_empty() {
+            doc.phi = if modulate { r.phi.phi } else { 1.0 };
+            doc.occurred_at = r.card.occurred_at;
+            let view = AsOf { card: &r.card, at };
+            // Replaced: its document by a later one, or its best statement by a statement of
+            // another document.
+            let by_statement = if view.standing() == "superseded" {
+                view.superseded_by()
+                    .iter()
+                    .filter_map(|e| source_of.get(e.id.as_str()))
+                    .filter(|s| **s != r.card.source_id)
+                    .map(|s| s.to_string())
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            doc.replaced_by = view
+                .source_superseded_by()
+                .iter()
+                .map(|e| e.id.clone())
+                .chain(by_statement)
+                .collect();
+        }
+        doc.members.push(i);
+    }
+    for doc in &mut docs {
+        let mut scores: Vec<f64> = doc.members.iter().map(|i| ranked[*i].score).collect();
+        scores.sort_by(|a, b| b.total_cmp(a));
+        doc.memory = scores.first().copied().unwrap_or(0.0)
+            + scores.iter().skip(1).take(2).sum::<f64>() * 0.1;
+    }
+    let relevance = chunk_relevance(
+        &chunks
+            .iter()
+            .map(|c| (c.bm25, c.cosine))
+            .collect::<Vec<_>>(),
+    );
+    let mut bm25s: HashMap<usize, Vec<f64>> = HashMap::new();
+    for (i, (chunk, rel)) in chunks.iter().zip(relevance).enumerate() {
+        let d = slot(&mut docs, &chunk.source_id);
+        let doc = &mut docs[d];
+        if doc.best_chunk.is_none() || rel > doc.chunk {
+            doc.chunk = rel;
+            doc.best_chunk = Some(i);
+        }
+        if let Some(b) = chunk.bm25 {
+            bm25s.entry(d).or_default().push(f64::from(b));
+        }
+    }
+    for (d, mut scores) in bm25s {
+        scores.sort_by(|a, b| b.total_cmp(a));
+        docs[d].document = scores.iter().take(3).sum();
+    }
+    docs
+}
+
+/// Rank (from 1) of each document by a signal (`None` where it is 0), ties by source id.
+fn ranks(docs: &[Document], signal: impl Fn(&Document) -> f64) -> Vec<Option<usize>> {
+    let mut order: Vec<usize> = (0..docs.len())
+        .filter(|i| signal(&docs[*i]) > 0.0)
+        .collect();
+    order.sort_by(|a, b| {
+        signal(&docs[*b])
+            .total_cmp(&signal(&docs[*a]))
+            .then_with(|| docs[*a].source_id.cmp(&docs[*b].source_id))
+    });
+    let mut out = vec![None; docs.len()];
+    for (rank, i) in order.into_iter().enumerate() {
+        out[i] = Some(rank + 1);
+    }
+    out
+}
+
+/// Reciprocal-rank constant of the `rrf` fusion.
+const RRF_K: f64 = 60.0;
+
+/// Score each document: the signals fused with `weights` (chunk and document modulated by the
+/// document's φ), best first, ties by source id.
+///
+/// ```
+/// use epigraph_query::fuse::{Document, SourceFusion, Weights, fuse};
+/// let doc = |id: &str, memory: f64, chunk: f64, document: f64| Document {
+///     memory, chunk, document, ..Document::new(id)
+/// };
+/// let weights = Weights { memory: 0.25, chunk: 0.5, document: 0.25 };
+/// let mut docs = vec![doc("statement", 1.0, 0.2, 1.0), doc("passage", 0.5, 1.0, 8.0)];
+/// fuse(&mut docs, weights, SourceFusion::Minmax);
+/// assert_eq!(docs[0].source_id, "passage");
+/// assert_eq!(docs[0].brought_by(), "chunk");
+/// ```
+pub fn fuse(docs: &mut [Document], weights: Weights, fusion: SourceFusion) {
+    let w = weights.normalised();
+    let weight = [w.memory, w.chunk, w.document];
+    let modulated = |d: &Document| [d.memory, d.chunk * d.phi, d.document * d.phi];
+    let best = docs.iter().fold([0.0f64; 3], |m, d| {
+        let s = modulated(d);
+        [m[0].max(s[0]), m[1].max(s[1]), m[2].max(s[2])]
+    });
+    let rank_lists: Vec<Vec<Option<usize>>> =
+        (0..3).map(|s| ranks(docs, |d| modulated(d)[s])).collect();
+    for (i, doc) in docs.iter_mut().enumerate() {
+        doc.ranks = [rank_lists[0][i], rank_lists[1][i], rank_lists[2][i]];
+        let values = modulated(doc);
+        for s in 0..3 {
+            doc.contributions[s] = match fusion {
+                SourceFusion::Minmax if best[s] > 0.0 => weight[s] * values[s] / best[s],
+                SourceFusion::Rrf => doc.ranks[s]
+                    .map(|r| weight[s] * (RRF_K + 1.0) / (RRF_K + r as f64))
+                    .unwrap_or(0.0),
+                _ => 0.0,
+            };
+        }
+        doc.score = doc.contributions.iter().sum();
+    }
+    sort(docs);
+}
+
+fn sort(docs: &mut [Document]) {
+    docs.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.source_id.cmp(&b.source_id))
+    });
+}
+
+/// Nothing above what replaced it: a document that a later one (among the candidates)
+/// replaced scores at most `factor` times that one's score, newest first so that a chain keeps
+/// its order; then sorted again.
+///
+/// ```
+/// use epigraph_query::fuse::{Document, below_replacing_documents};
+/// let doc = |id: &str, score: f64, at: i64, replaced_by: &[&str]| Document {
+///     score, occurred_at: Some(at),
+///     replaced_by: replaced_by.iter().map(|s| s.to_string()).collect(),
+///     ..Document::new(id)
+/// };
+/// let mut docs = vec![doc("241", 0.9, 1, &["314"]), doc("314", 0.8, 2, &["345"]), doc("345", 0.5, 3, &[])];
+/// below_replacing_documents(&mut docs, 0.98);
+/// let ids: Vec<&str> = docs.iter().map(|d| d.source_id.as_str()).collect();
+/// assert_eq!(ids, ["345", "314", "241"]);
+/// assert_eq!(docs[1].capped_below.as_deref(), Some("345"));
+/// ```
+pub fn below_replacing_documents(docs: &mut [Document], factor: f64) {
+    let index: HashMap<String, usize> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.source_id.clone(), i))
+        .collect();
+    let mut order: Vec<usize> = (0..docs.len()).collect();
+    order.sort_by_key(|i| std::cmp::Reverse(docs[*i].occurred_at.unwrap_or(i64::MIN)));
+    for i in order {
+        let cap = docs[i]
+            .replaced_by
+            .iter()
+            .filter_map(|id| index.get(id).map(|j| (id, docs[*j].score * factor)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((by, cap)) = cap
+            && docs[i].score > cap
+        {
+            docs[i].score = cap;
+            docs[i].capped_below = Some(by.clone());
+        }
+    }
+    sort(docs);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: &str, memory: f64, chunk: f64, document: f64) -> Document {
+        Document {
+            memory,
+            chunk,
+            document,
+            ..Document::new(id)
+        }
+    }
+
+    fn ids(docs: &[Document]) -> Vec<&str> {
+        docs.iter().map(|d| d.source_id.as_str()).collect()
+    }
+
+    #[test]
+    fn each_signal_alone_orders_by_itself_and_weights_trade_them() {
+        let base = vec![
+            doc("statement", 1.0, 0.3, 2.0),
+            doc("passage", 0.4, 1.0, 3.0),
+            doc("spread", 0.2, 0.5, 9.0),
+        ];
+        for (weights, first) in [
+            ((1.0, 0.0, 0.0), "statement"),
+            ((0.0, 1.0, 0.0), "passage"),
+            ((0.0, 0.0, 1.0), "spread"),
+        ] {
+            for fusion in [SourceFusion::Minmax, SourceFusion::Rrf] {
+                let mut docs = base.clone();
+                let (memory, chunk, document) = weights;
+                fuse(
+                    &mut docs,
+                    Weights {
+                        memory,
+                        chunk,
+                        document,
+                    },
+                    fusion,
+                );
+                assert_eq!(docs[0].source_id, first, "{weights:?} {fusion:?}");
+                assert_eq!(
+                    docs[0].brought_by(),
+                    SIGNALS[docs[0].ranks.iter().position(|r| *r == Some(1)).unwrap()]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn phi_modulates_the_passage_signals() {
+        let mut docs = vec![doc("retired", 0.0, 1.0, 0.0), doc("live", 0.0, 0.9, 0.0)];
+        docs[0].phi = 0.8;
+        fuse(
+            &mut docs,
+            Weights {
+                memory: 0.0,
+                chunk: 1.0,
+                document: 0.0,
+            },
+            SourceFusion::Minmax,
+        );
+        assert_eq!(ids(&docs), ["live", "retired"]);
+    }
+}
