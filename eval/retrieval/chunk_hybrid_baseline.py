@@ -307,6 +307,9 @@ def run(args):
         rankings["chunk-hybrid-rrf"][qid] = doc_ranking(
             fuse_rrf(b_cands, c_cands), owner, doc_ids, args.k)
 
+    if args.rankings_out:
+        args.rankings_out.write_text(json.dumps(
+            {system: {q: r[:20] for q, r in per.items()} for system, per in rankings.items()}))
     for system, r in rankings.items():
         json.dump(evaluate(r, qrels, state, system), sys.stdout)
         sys.stdout.write("\n")
@@ -395,6 +398,8 @@ def main():
     ap.add_argument("--no-stem", action="store_true", help="BM25 without stemming")
     ap.add_argument("--model-dir", type=Path, default=None,
                     help="all-MiniLM-L6-v2 files (default $EPIGRAPH_HOME/models/all-MiniLM-L6-v2)")
+    ap.add_argument("--rankings-out", type=Path, default=None,
+                    help="write each variant's top 20 documents per query to this JSON file")
     ap.add_argument("--self-test", action="store_true",
                     help="check chunking and fusion on hand-made inputs (no model) and exit")
     args = ap.parse_args()

@@ -187,6 +187,17 @@ pub enum EvalCommand {
         /// Do not ingest: the tenant already holds the corpus.
         #[arg(long, requires = "tenant")]
         skip_ingest: bool,
+        /// Systems to ask: `fused` (documents by memory objects, chunks and document BM25),
+        /// `unmodulated` (the same without φ), `memory` (by memory objects alone).
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "fused,unmodulated,memory"
+        )]
+        systems: Vec<String>,
+        /// Write each system's top 20 documents per query to this JSON file.
+        #[arg(long)]
+        rankings_out: Option<PathBuf>,
     },
 }
 
@@ -310,8 +321,16 @@ pub async fn execute(cli: Cli) -> Result<()> {
                     baseline,
                     python,
                     skip_ingest,
+                    systems,
+                    rankings_out,
                 },
         } => {
+            if let Some(bad) = systems
+                .iter()
+                .find(|s| !["fused", "unmodulated", "memory"].contains(&s.as_str()))
+            {
+                anyhow::bail!("--systems: {bad:?} is not fused, unmodulated or memory");
+            }
             if !["hybrid", "text", "vector"].contains(&mode.as_str()) {
                 anyhow::bail!("--mode must be hybrid, text or vector");
             }
@@ -326,6 +345,8 @@ pub async fn execute(cli: Cli) -> Result<()> {
                 mode,
                 baseline_python,
                 skip_ingest,
+                systems,
+                rankings_out,
             };
             let report =
                 crate::eval::retrieval::evaluate_retrieval(&config, &dir, &options).await?;

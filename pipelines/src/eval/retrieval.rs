@@ -11,7 +11,7 @@
 //! query's qrels; MAP@10 divides by the number of relevant documents; queries without a
 //! relevant document are skipped.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
@@ -118,7 +118,7 @@ impl BeirSet {
 /// nDCG@k with linear gain.
 ///
 /// ```
-/// use std::collections::HashMap;
+/// use std::collections::{BTreeMap, HashMap};
 /// use epigraph::eval::retrieval::ndcg;
 /// let qrels = HashMap::from([("a".to_string(), 2), ("b".to_string(), 1)]);
 /// let ideal = ["a".to_string(), "b".to_string()];
@@ -150,7 +150,7 @@ pub fn ndcg(ranking: &[String], qrels: &HashMap<String, i64>, k: usize) -> f64 {
 /// Recall@k: relevant documents in the top k over all relevant documents.
 ///
 /// ```
-/// use std::collections::HashMap;
+/// use std::collections::{BTreeMap, HashMap};
 /// use epigraph::eval::retrieval::recall;
 /// let qrels = HashMap::from([("a".to_string(), 2), ("b".to_string(), 1), ("c".to_string(), 0)]);
 /// assert_eq!(recall(&["a".to_string(), "c".to_string()], &qrels, 5), 0.5);
@@ -172,7 +172,7 @@ pub fn recall(ranking: &[String], qrels: &HashMap<String, i64>, k: usize) -> f64
 /// `map_cut_k`).
 ///
 /// ```
-/// use std::collections::HashMap;
+/// use std::collections::{BTreeMap, HashMap};
 /// use epigraph::eval::retrieval::average_precision;
 /// let qrels = HashMap::from([("a".to_string(), 1), ("b".to_string(), 1)]);
 /// let ranking = ["x".to_string(), "a".to_string()];
@@ -323,15 +323,20 @@ pub struct RetrievalReport {
     pub ingest_seconds: f64,
     /// Median search latency, ms.
     pub search_p50_ms: f64,
-    /// Scores of epigraph (`/v1/search?level=source`, the given mode, φ applied).
-    pub epigraph: RetrievalScores,
-    /// The same retrieval without the graph-state modulation (`modulate=false`): what the
-    /// graph adds.
-    pub epigraph_unmodulated: RetrievalScores,
-    /// nDCG@10 per query kind (`metadata.kind` of the queries), with and without φ.
-    pub ndcg10_by_kind: std::collections::BTreeMap<String, (f64, f64, usize)>,
-    /// The BM25 baseline, when `--baseline` ran it.
-    pub baseline: Option<serde_json::Value>,
+    /// Scores of each system asked (`/v1/search?level=source`, the given mode): `fused` (the
+    /// three document signals, φ applied), `unmodulated` (the same, `modulate=false`: what
+    /// the graph adds), `memory` (documents by their memory objects alone, φ applied: the
+    /// ranking before the fusion).
+    pub systems: Vec<RetrievalScores>,
+    /// nDCG@10 per query kind (`metadata.kind` of the queries) and system, with the number of
+    /// queries.
+    pub ndcg10_by_kind: BTreeMap<String, BTreeMap<String, f64>>,
+    /// nDCG@10 per query and system.
+    pub per_query: BTreeMap<String, BTreeMap<String, f64>>,
+    /// The baselines, when `--baseline` ran them: `bm25_baseline.py` (whole documents) and
+    /// `chunk_hybrid_baseline.py` (chunk BM25, dense, hybrid min-max and RRF), one score line
+    /// each.
+    pub baseline: Option<Vec<serde_json::Value>>,
     /// Per state pair: whether epigraph ranked the current document first.
     pub state_failures: Vec<StatePair>,
 }
@@ -349,6 +354,10 @@ pub struct RetrievalOptions {
     pub baseline_python: Option<std::path::PathBuf>,
     /// Skip ingestion (the tenant already holds the corpus).
     pub skip_ingest: bool,
+    /// Systems to ask, in order: `fused`, `unmodulated`, `memory`.
+    pub systems: Vec<String>,
+    /// Write each system's top 20 per query here (JSON), for error analysis.
+    pub rankings_out: Option<std::path::PathBuf>,
 }
 
 /// A tenant name for a set: `eval-<folder>-<unix seconds>`.
@@ -404,21 +413,36 @@ pub async fn evaluate_retrieval(
     serve_config.serve.report_usage = false;
     serve_config.serve.tokens.clear();
     serve_config.serve.max_k = serve_config.serve.max_k.max(options.k);
-    let state = crate::serve::open_state(&serve_config).await?;
-    let memory_objects = state
+    let memory_objects = crate::serve::open_state(&serve_config)
+        .await?
         .lance_rows(&format!("tenant = '{tenant}'"))
         .await
         .unwrap_or(0);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let server =
-        tokio::spawn(async move { axum::serve(listener, crate::serve::router(state)).await });
+    if options.systems.is_empty() {
+        bail!("no system to evaluate (--systems fused,unmodulated,memory)");
+    }
     let client = reqwest::Client::new();
-    let mut rankings = HashMap::new();
-    let mut unmodulated = HashMap::new();
+    let mut runs: Vec<(String, HashMap<String, Vec<String>>)> = Vec::new();
     let mut latencies = Vec::new();
-    let bar = crate::publish::progress_bar(2 * set.queries.len() as u64, "querying");
-    for (modulate, into) in [("true", &mut rankings), ("false", &mut unmodulated)] {
+    for system in &options.systems {
+        let mut config = serve_config.clone();
+        if system == "memory" {
+            // Today's path before the fusion: documents by their memory objects alone.
+            config.serve.rank.source_chunk_weight = 0.0;
+            config.serve.rank.source_document_weight = 0.0;
+        }
+        let modulate = if system == "unmodulated" {
+            "false"
+        } else {
+            "true"
+        };
+        let state = crate::serve::open_state(&config).await?;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let server =
+            tokio::spawn(async move { axum::serve(listener, crate::serve::router(state)).await });
+        let bar = crate::publish::progress_bar(set.queries.len() as u64, "querying");
+        let mut rankings = HashMap::new();
         for (id, text) in &set.queries {
             let t = std::time::Instant::now();
             let response = client
@@ -433,7 +457,7 @@ pub async fn evaluate_retrieval(
                 ])
                 .send()
                 .await?;
-            if modulate == "true" {
+            if system == "fused" {
                 latencies.push(t.elapsed().as_secs_f64() * 1000.0);
             }
             let status = response.status();
@@ -450,55 +474,91 @@ pub async fn evaluate_retrieval(
                         .collect()
                 })
                 .unwrap_or_default();
-            into.insert(id.clone(), ranking);
+            rankings.insert(id.clone(), ranking);
             bar.inc(1);
         }
+        bar.finish_and_clear();
+        server.abort();
+        runs.push((system.clone(), rankings));
     }
-    bar.finish_and_clear();
-    server.abort();
     latencies.sort_by(f64::total_cmp);
     let search_p50_ms = latencies.get(latencies.len() / 2).copied().unwrap_or(0.0);
-    let epigraph = score(&format!("epigraph-{}", options.mode), &set, &rankings);
-    let epigraph_unmodulated = score(
-        &format!("epigraph-{}-unmodulated", options.mode),
-        &set,
-        &unmodulated,
-    );
-    let mut ndcg10_by_kind = std::collections::BTreeMap::new();
+    let name = |system: &str| match system {
+        "fused" => format!("epigraph-{}", options.mode),
+        other => format!("epigraph-{}-{other}", options.mode),
+    };
+    let systems: Vec<RetrievalScores> = runs
+        .iter()
+        .map(|(system, rankings)| score(&name(system), &set, rankings))
+        .collect();
+    let mut ndcg10_by_kind: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    let mut kind_counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut per_query: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    let empty = Vec::new();
     for (id, _) in &set.queries {
-        let (Some(kind), Some(qrels)) = (set.kinds.get(id), set.qrels.get(id)) else {
+        let Some(qrels) = set.qrels.get(id) else {
             continue;
         };
         if !qrels.values().any(|r| *r > 0) {
             continue;
         }
-        let empty = Vec::new();
-        let entry = ndcg10_by_kind
-            .entry(kind.clone())
-            .or_insert((0.0, 0.0, 0usize));
-        entry.0 += ndcg(rankings.get(id).unwrap_or(&empty), qrels, 10);
-        entry.1 += ndcg(unmodulated.get(id).unwrap_or(&empty), qrels, 10);
-        entry.2 += 1;
+        let kind = set.kinds.get(id).cloned().unwrap_or_else(|| "all".into());
+        *kind_counts.entry(kind.clone()).or_default() += 1;
+        for (system, rankings) in &runs {
+            let value = ndcg(rankings.get(id).unwrap_or(&empty), qrels, 10);
+            *ndcg10_by_kind
+                .entry(kind.clone())
+                .or_default()
+                .entry(system.clone())
+                .or_default() += value;
+            per_query
+                .entry(id.clone())
+                .or_default()
+                .insert(system.clone(), round4(value));
+        }
     }
-    for entry in ndcg10_by_kind.values_mut() {
-        let n = entry.2.max(1) as f64;
-        entry.0 = round4(entry.0 / n);
-        entry.1 = round4(entry.1 / n);
+    for (kind, values) in &mut ndcg10_by_kind {
+        let n = kind_counts.get(kind).copied().unwrap_or(1).max(1) as f64;
+        for value in values.values_mut() {
+            *value = round4(*value / n);
+        }
+        values.insert("queries".into(), n);
     }
+    let fused = runs
+        .iter()
+        .find(|(system, _)| system == "fused")
+        .map(|(_, r)| r)
+        .unwrap_or(&runs[0].1);
     let state_failures = set
         .state
         .iter()
         .filter(|p| {
             !current_first(
-                rankings.get(&p.query_id).map(Vec::as_slice).unwrap_or(&[]),
+                fused.get(&p.query_id).map(Vec::as_slice).unwrap_or(&[]),
                 &p.current,
                 &p.superseded,
             )
         })
         .cloned()
         .collect();
+    if let Some(path) = &options.rankings_out {
+        let top: BTreeMap<&str, BTreeMap<&str, Vec<&String>>> = runs
+            .iter()
+            .map(|(system, rankings)| {
+                (
+                    system.as_str(),
+                    rankings
+                        .iter()
+                        .map(|(q, r)| (q.as_str(), r.iter().take(20).collect()))
+                        .collect(),
+                )
+            })
+            .collect();
+        std::fs::write(path, serde_json::to_string(&top)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     let baseline = match &options.baseline_python {
-        Some(python) => Some(run_baseline(python, dir)?),
+        Some(python) => Some(run_baselines(python, dir)?),
         None => None,
     };
     Ok(RetrievalReport {
@@ -508,30 +568,41 @@ pub async fn evaluate_retrieval(
         memory_objects,
         ingest_seconds: round4(ingest_seconds),
         search_p50_ms: round4(search_p50_ms),
-        epigraph,
-        epigraph_unmodulated,
+        systems,
         ndcg10_by_kind,
+        per_query,
         baseline,
         state_failures,
     })
 }
 
-fn run_baseline(python: &Path, dir: &Path) -> Result<serde_json::Value> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../eval/retrieval/bm25_baseline.py");
-    let output = std::process::Command::new(python)
-        .arg(&script)
-        .arg(dir)
-        .output()
-        .with_context(|| format!("running {} {}", python.display(), script.display()))?;
-    if !output.status.success() {
-        bail!(
-            "the BM25 baseline failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+/// Run `bm25_baseline.py` and `chunk_hybrid_baseline.py` on the folder; every JSON line they
+/// print (one per system).
+fn run_baselines(python: &Path, dir: &Path) -> Result<Vec<serde_json::Value>> {
+    let mut lines = Vec::new();
+    for script in ["bm25_baseline.py", "chunk_hybrid_baseline.py"] {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../eval/retrieval")
+            .join(script);
+        let output = std::process::Command::new(python)
+            .arg(&script)
+            .arg(dir)
+            .output()
+            .with_context(|| format!("running {} {}", python.display(), script.display()))?;
+        if !output.status.success() {
+            bail!(
+                "{} failed: {}",
+                script.display(),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        for line in String::from_utf8_lossy(&output.stdout).lines() {
+            if line.trim_start().starts_with('{') {
+                lines.push(serde_json::from_str(line).context("reading a baseline's JSON")?);
+            }
+        }
     }
-    let text = String::from_utf8_lossy(&output.stdout);
-    let last = text.lines().rev().find(|l| l.trim_start().starts_with('{'));
-    serde_json::from_str(last.unwrap_or("{}")).context("reading the baseline's JSON")
+    Ok(lines)
 }
 
 #[cfg(test)]
