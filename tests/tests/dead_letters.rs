@@ -60,6 +60,34 @@ async fn undecodable_and_mismatched_events_are_dead_lettered_and_the_run_goes_on
         letter.reason
     );
 
+    // The query service lists the tenant's letters, newest first, with reason and raw item.
+    let server = env.serve();
+    let mut listed = serde_json::Value::Null;
+    for _ in 0..50 {
+        listed = server.get(&format!("/v1/dead-letters?tenant={}&stage=run", env.tenant));
+        if listed["letters"].as_array().is_some_and(|l| l.len() >= 2) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let letters = listed["letters"].as_array().expect("letters");
+    assert!(letters.len() >= 2, "{listed}");
+    let garbage_letter = letters
+        .iter()
+        .find(|l| l["location"] == format!("{topic}/{p1}@{o1}"))
+        .expect("the undecodable event is listed");
+    assert_eq!(garbage_letter["raw_preview"], "{\"not\": \"avro\"}");
+    assert!(
+        garbage_letter["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not an Avro")
+    );
+    assert!(listed["by_stage"]["run"].as_u64().unwrap() >= 2, "{listed}");
+    let other = server.get("/v1/dead-letters?tenant=nobody-else");
+    assert_eq!(other["total"], 0, "tenant-scoped: {other}");
+    drop(server);
+
     let graph = neo4j();
     let n = neo4j_count(
         &graph,

@@ -11,6 +11,7 @@
 //! - `GET /v1/nodes/{id}`, `/v1/nodes/{id}/neighborhood`, `/v1/entities`, `/v1/contradictions`,
 //!   `/v1/questions`, `/v1/priorities`, `/v1/timeline`, `/v1/traverse` ([`api`]).
 //! - `GET|POST|DELETE /v1/reviews`: review actions on the system's judgements ([`reviews`]).
+//! - `GET /v1/dead-letters`: what was refused, why, and the raw item ([`dead_letters`]).
 //! - `/mcp`: the same as MCP tools, streamable HTTP ([`mcp`]).
 //! - `GET /openapi.json`, `GET /dashboard` (live priorities, contradictions and open questions,
 //!   pushed by `GET /v1/dashboard/stream`, [`live`]),
@@ -22,6 +23,8 @@
 
 pub mod api;
 pub mod auth;
+pub mod dead_letters;
+pub mod follow;
 pub mod live;
 pub mod mcp;
 pub mod metrics;
@@ -58,6 +61,7 @@ pub struct AppState {
     webhook: Option<webhook::Webhook>,
     live: live::LiveHub,
     reviews: Option<reviews::ReviewDesk>,
+    dead_letters: dead_letters::DeadLetterLog,
 }
 
 impl AppState {
@@ -76,6 +80,7 @@ impl AppState {
             webhook,
             live: live::LiveHub::default(),
             reviews: None,
+            dead_letters: dead_letters::DeadLetterLog::default(),
         }
     }
 
@@ -273,6 +278,7 @@ pub fn router(state: AppState) -> Router {
                 .post(reviews::review)
                 .delete(reviews::withdraw),
         )
+        .route("/v1/dead-letters", get(dead_letters::dead_letters))
         .route("/v1/dashboard/stream", get(live::stream))
         .nest_service("/mcp", mcp::service(state.clone()))
         .route_layer(middleware::from_fn_with_state(
@@ -385,7 +391,10 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
         config.kafka.feedback_topic(),
     );
     desk.follow(config.kafka.clone());
-    Ok(AppState::new(lance, graph, config.serve.clone(), webhook, usage).with_reviews(desk))
+    let state =
+        AppState::new(lance, graph, config.serve.clone(), webhook, usage).with_reviews(desk);
+    state.dead_letters.follow(config.kafka.clone());
+    Ok(state)
 }
 
 /// Open the stores and serve until the process is stopped.

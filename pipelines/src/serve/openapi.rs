@@ -42,7 +42,8 @@ impl Modify for BearerAuth {
         super::live::stream,
         super::reviews::review,
         super::reviews::withdraw,
-        super::reviews::reviews
+        super::reviews::reviews,
+        super::dead_letters::dead_letters
     ),
     components(schemas(ContextBlock, ContextItem, ContextSection, super::ErrorBody)),
     modifiers(&BearerAuth),
@@ -50,7 +51,8 @@ impl Modify for BearerAuth {
     tags(
         (name = "retrieval", description = "Search and context blocks"),
         (name = "graph", description = "Nodes, entities, contradictions, questions, priorities, timelines"),
-        (name = "reviews", description = "Confirm or reject the system's judgements, and withdraw a review")
+        (name = "reviews", description = "Confirm or reject the system's judgements, and withdraw a review"),
+        (name = "health", description = "What the pipeline refused, and why")
     )
 )]
 pub struct ApiDoc;

@@ -17,14 +17,13 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{Extension, Query, State};
 use axum::http::StatusCode;
 use epigraph_query::QueryError;
 use epigraph_schemas::feedback::{Feedback, IdentityVerdict, Judged, ReviewVerdict, review_key};
-use epigraph_sources::kafka::{EventConsumer, EventProducer, KafkaConfig, Polled};
+use epigraph_sources::kafka::{EventProducer, KafkaConfig};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -183,34 +182,11 @@ impl ReviewDesk {
     }
 
     /// Read the feedback topic from its beginning, and on, into the list of reviews in force,
-    /// in the background. When Kafka cannot be read the task tries again every 10 s.
+    /// in the background.
     pub fn follow(&self, kafka: KafkaConfig) {
         let desk = self.clone();
-        tokio::spawn(async move {
-            loop {
-                match EventConsumer::from_beginning(&kafka, std::slice::from_ref(&desk.topic)) {
-                    Ok(consumer) => loop {
-                        match consumer.poll(Duration::from_secs(1)).await {
-                            Ok(Polled::Message(message)) => {
-                                let key = message
-                                    .key
-                                    .as_deref()
-                                    .map(String::from_utf8_lossy)
-                                    .unwrap_or_default()
-                                    .into_owned();
-                                desk.absorb(&key, message.payload.as_deref());
-                            }
-                            Ok(Polled::Idle) => {}
-                            Err(error) => {
-                                tracing::warn!(%error, "reading reviews from the feedback topic");
-                                break;
-                            }
-                        }
-                    },
-                    Err(error) => tracing::warn!(%error, "cannot read the feedback topic"),
-                }
-                tokio::time::sleep(Duration::from_secs(10)).await;
-            }
+        super::follow::follow(kafka, self.topic.clone(), "reviews", move |key, message| {
+            desk.absorb(key, message.payload.as_deref())
         });
     }
 

@@ -50,4 +50,17 @@ impl DeadLetter {
             at: crate::now_millis(),
         }
     }
+
+    /// The raw bytes as kept (empty when `raw_base64` is not base64).
+    ///
+    /// ```
+    /// use epigraph_sources::kafka::DeadLetter;
+    /// let letter = DeadLetter::new("too long", "docs", None, "a.md", b"abcdef", 4);
+    /// assert_eq!(letter.raw(), b"abcd");
+    /// ```
+    pub fn raw(&self) -> Vec<u8> {
+        base64::engine::general_purpose::STANDARD
+            .decode(&self.raw_base64)
+            .unwrap_or_default()
+    }
 }
