@@ -190,7 +190,11 @@ try {
   check(routes.some((r) => r.includes("/v1/dashboard/stream")), `health: the live feed's route is counted: ${routes}`);
   await page.waitForFunction(() => Number(document.querySelector("#chart")?.dataset.points) >= 2, null, { timeout: 20000 });
   check((await page.locator("#chart canvas").count()) > 0, "health: uPlot drew the chart");
-  step("health", { memory_rows: memoryRows, routes: routes.length });
+  const dead = await page.locator("#dead-letters tbody tr").allInnerTexts();
+  check(dead.length >= 1, "health: the refused line is listed as a dead letter");
+  await page.locator("#dead-letters details summary").first().click();
+  check((await page.locator("#dead-letters pre.raw").first().innerText()).includes("fax"), "health: its raw item can be read");
+  step("health", { memory_rows: memoryRows, routes: routes.length, dead_letters: dead.length });
   await shot(page, "health");
 
   // ---- /dashboard is the same workspace.

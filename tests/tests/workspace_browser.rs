@@ -134,6 +134,8 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
         event("chat", "atlas/1", 0, PLANNED),
         event("chat", "atlas/2", 8, SLIPPED),
         event("chat", "ask/1", 3, QUESTION),
+        // Refused by the connector: a dead letter for the health page.
+        r#"{"kind": "fax", "source_id": "fax/1", "body": "a fax"}"#.to_string(),
     ];
     std::fs::write(&ours, lines.join("\n") + "\n").expect("events");
     ingest(&env, &["events", ours.to_str().expect("utf-8")]);

@@ -1,7 +1,7 @@
 // Pipeline health, as far as the query service can see it: its own /metrics (requests and
-// latency per route, streams open, live feeds), /healthz (rows in LanceDB), and how fresh the
-// live feed is. The pipeline's own metrics (epigraph run, run.metrics_listen) are for
-// Prometheus and Grafana (deploy/prometheus, deploy/grafana): the browser cannot reach them.
+// latency per route, streams open, live feeds), /healthz (rows in LanceDB), how fresh the
+// live feed is, and the tenant's dead letters (/v1/dead-letters). The pipeline's own metrics
+// (epigraph run, run.metrics_listen) are for Prometheus and Grafana (deploy/prometheus, deploy/grafana): the browser cannot reach them.
 import { api, esc, live, num, render, when } from "./app.js";
 
 /** Prometheus text → [{name, labels, value}]. */
@@ -47,9 +47,10 @@ export async function healthPage(view, { reason, stale }) {
     view.querySelector("#fresh").textContent = freshness();
     return;
   }
-  const [text, healthz] = await Promise.all([
+  const [text, healthz, letters] = await Promise.all([
     fetch("/metrics").then((r) => (r.ok ? r.text() : Promise.reject(new Error("/metrics: " + r.status)))),
     api("/healthz").catch((e) => ({ status: e.message })),
+    api("/v1/dead-letters", { query: { limit: 100, stage: deadView.stage } }).catch((e) => ({ error: e.message, status: e.status })),
   ]);
   if (stale()) return;
   const samples = parseMetrics(text);
@@ -83,14 +84,34 @@ export async function healthPage(view, { reason, stale }) {
     ${table.map((r) => `<tr><td><code>${esc(r.route)}</code></td><td class="num">${r.requests}</td><td class="num">${r.errors}</td>
       <td class="num">${r.count ? num((r.sum / r.count) * 1000, 1) : "–"}</td><td class="num">${r.p95 == null ? "–" : r.p95 === Infinity ? "&gt; 32 s" : num(r.p95 * 1000, 0)}</td></tr>`).join("")}
     </tbody></table>
+    ${deadLetters(letters)}
     <p class="muted small">From <a href="/metrics">/metrics</a> of this server. The pipeline's own metrics (events in per topic, consumer lag, epoch and sink latency,
     vector lag, dead letters) are exported by <code>epigraph run</code> on <code>run.metrics_listen</code> (default 127.0.0.1:9464) for Prometheus:
     <code>deploy/prometheus/prometheus.yml</code> scrapes both, <code>deploy/grafana/epigraph.json</code> charts them.</p>`;
   drawChart(view.querySelector("#chart"));
+  view.querySelector("#dlstage")?.addEventListener("change", (e) => { deadView.stage = e.target.value; render({ reason: "filter" }); });
   clearTimeout(history.timer);
   // The first two samples a second apart, so that the chart has a line at once.
   history.timer = setTimeout(() => render({ reason: "tick" }), history.t.length < 2 ? 1000 : 5000);
   return () => clearTimeout(history.timer);
+}
+
+const deadView = { stage: "" };
+
+/** What the connectors and the pipeline refused for this tenant (GET /v1/dead-letters). */
+function deadLetters(body) {
+  if (body.error) {
+    return `<h2>Dead letters</h2><p class="muted">${body.status === 404 ? "This server does not list dead letters." : esc(body.error)}</p>`;
+  }
+  const stages = Object.entries(body.by_stage || {}).sort((a, b) => b[1] - a[1]);
+  return `<h2>Dead letters <span class="muted small">what was refused for this tenant, newest first</span></h2>
+    <div class="controls"><label>stage <select id="dlstage"><option value="">all (${body.total})</option>
+    ${stages.map(([stage, n]) => `<option value="${esc(stage)}"${stage === deadView.stage ? " selected" : ""}>${esc(stage)} (${n})</option>`).join("")}</select></label>
+    <span class="muted" id="dead-total">${body.letters.length} shown of ${body.total}</span></div>
+    ${body.letters.length ? `<table class="list" id="dead-letters"><thead><tr><th>when</th><th>stage</th><th>reason</th><th>where</th><th>raw item</th></tr></thead><tbody>
+    ${body.letters.map((l) => `<tr><td>${esc(when(l.at))}</td><td>${esc(l.stage)}</td><td>${esc(l.reason)}</td><td><code>${esc(l.location)}</code></td>
+      <td><details><summary>${l.raw_size} bytes</summary><pre class="raw">${esc(l.raw_preview)}</pre></details></td></tr>`).join("")}
+    </tbody></table>` : '<p class="muted">Nothing was refused.</p>'}`;
 }
 
 function freshness() {
