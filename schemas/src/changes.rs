@@ -2,6 +2,11 @@
 //! `epigraph run` wrote an epoch to Neo4j and LanceDB, it says which tenants changed, so live
 //! readers (the dashboard feed of `epigraph serve`) read the stores again at once instead of
 //! polling them. A notice carries no data: the stores stay the one place to read from.
+//!
+//! Priority samples on `epigraph.priorities` (JSON, key: `<tenant>/<node>`, kept 30 days): after
+//! each epoch it wrote, `epigraph run` publishes the new K (and its terms) of every memory node
+//! whose priority changed, so that K's history can be drawn and its movers listed (OIDA lists
+//! longitudinal K as the missing test).
 
 use serde::{Deserialize, Serialize};
 
@@ -25,4 +30,47 @@ pub struct ChangeNotice {
     pub elements: u64,
     /// When the stores acknowledged the writes (ms since the Unix epoch).
     pub at_ms: i64,
+}
+
+/// A memory node's priority K and its terms (OIDA Eq. 1) when an epoch changed it.
+///
+/// ```
+/// use epigraph_schemas::changes::PrioritySample;
+/// let sample = PrioritySample { tenant: "acme".into(), node: "m1".into(), at_ms: 5, k: 0.5,
+///     s: 0.6, h: 0.0, u: 0.0, e: 0.1, g: 0.05, c: 0.0, decay: 0.01 };
+/// assert_eq!(sample.key(), "acme/m1");
+/// let json = serde_json::to_string(&sample).unwrap();
+/// assert_eq!(serde_json::from_str::<PrioritySample>(&json).unwrap(), sample);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrioritySample {
+    /// Tenant.
+    pub tenant: String,
+    /// The memory node.
+    pub node: String,
+    /// When the epoch that changed it was written (ms since the Unix epoch).
+    pub at_ms: i64,
+    /// K* in [0, 1].
+    pub k: f64,
+    /// Type prior.
+    pub s: f64,
+    /// Open-question urgency.
+    pub h: f64,
+    /// Usage.
+    pub u: f64,
+    /// Evidence.
+    pub e: f64,
+    /// Graph influence.
+    pub g: f64,
+    /// Contradiction and demotion penalty.
+    pub c: f64,
+    /// Decay force.
+    pub decay: f64,
+}
+
+impl PrioritySample {
+    /// The Kafka key: `<tenant>/<node>`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.tenant, self.node)
+    }
 }

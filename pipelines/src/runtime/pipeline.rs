@@ -8,8 +8,8 @@ use anyhow::{Context, Result, bail};
 use epigraph_operators::epistemic::review::Review;
 use epigraph_operators::priority::{Now, Usage};
 use epigraph_operators::resolve::Verdict;
-use epigraph_operators::{Extractor, SourceVersion, net_changes};
-use epigraph_schemas::changes::ChangeNotice;
+use epigraph_operators::{Extractor, GraphElement, SourceVersion, net_changes};
+use epigraph_schemas::changes::{ChangeNotice, PrioritySample};
 use epigraph_schemas::feedback::{Feedback, FeedbackError, IdentityVerdict, ReviewVerdict};
 use epigraph_schemas::topics::{event_key, valid_tenant};
 use epigraph_schemas::{CodecError, SourceEvent, decode_event};
@@ -277,6 +277,18 @@ impl Runner {
         let chunking = self.config.lancedb.chunking();
         reconcile_chunks(self.state.versions(), chunking, &self.lance, &mut writes).await?;
         self.apply(&writes).await?;
+        // The priorities the reconciliation wrote are samples of K's history.
+        let written: std::collections::HashSet<&str> = writes
+            .graph
+            .set_properties
+            .iter()
+            .map(|p| p.id.as_str())
+            .collect();
+        self.record_priorities(desired.iter().filter(|e| match e {
+            GraphElement::Priority(p) => written.contains(p.node.as_str()),
+            _ => false,
+        }))
+        .await;
         if self.report.reconciled_writes > 0 {
             // What changed while nobody ran is not told per tenant: every tenant held is
             // announced, with its live elements.
@@ -341,6 +353,7 @@ impl Runner {
                 writes.chunk_deletes = chunks.chunk_deletes;
                 self.report.live_writes += count_writes(&writes);
                 self.apply(&writes).await?;
+                self.record_priorities(changes.upserts.iter()).await;
                 self.announce(epoch, tenants).await;
                 self.consumer.commit(&self.next_offsets)?;
                 self.record_lag();
@@ -403,6 +416,50 @@ impl Runner {
                 + writes.chunk_deletes.len(),
         );
         Ok(())
+    }
+
+    /// Publish the new K of every priority among `elements` to the priorities topic (K's
+    /// history; best effort like the change notices: a sample that fails is logged).
+    async fn record_priorities(&self, elements: impl Iterator<Item = &GraphElement>) {
+        let topic = self.config.kafka.priorities_topic();
+        let at_ms = epigraph_schemas::now_millis();
+        let samples: Vec<(String, Vec<u8>)> = elements
+            .filter_map(|element| match element {
+                GraphElement::Priority(p) => Some(p),
+                _ => None,
+            })
+            .map(|p| {
+                let q = &p.priority;
+                let sample = PrioritySample {
+                    tenant: p.tenant.clone(),
+                    node: p.node.clone(),
+                    at_ms,
+                    k: q.k.to_f64(),
+                    s: q.s.to_f64(),
+                    h: q.h.to_f64(),
+                    u: q.u.to_f64(),
+                    e: q.e.to_f64(),
+                    g: q.g.to_f64(),
+                    c: q.c.to_f64(),
+                    decay: q.decay.to_f64(),
+                };
+                let payload = serde_json::to_vec(&sample).expect("samples serialize");
+                (sample.key(), payload)
+            })
+            .collect();
+        // Sent a thousand at a time, not one round trip each.
+        for batch in samples.chunks(1000) {
+            let sent = futures::future::join_all(
+                batch
+                    .iter()
+                    .map(|(key, payload)| self.producer.publish_raw(&topic, key, payload)),
+            )
+            .await;
+            if let Some(Err(error)) = sent.into_iter().find(Result::is_err) {
+                warn!(%error, "publishing priority samples");
+                return;
+            }
+        }
     }
 
     /// Tell live readers which tenants changed in an epoch just written (the changes topic;

@@ -11,6 +11,7 @@
 //! - `GET /v1/nodes/{id}`, `/v1/nodes/{id}/neighborhood`, `/v1/entities`, `/v1/contradictions`,
 //!   `/v1/questions`, `/v1/priorities`, `/v1/timeline`, `/v1/traverse` ([`api`]).
 //! - `GET|POST|DELETE /v1/reviews`: review actions on the system's judgements ([`reviews`]).
+//! - `GET /v1/priorities/history`, `/v1/priorities/movers`: K over time ([`history`]).
 //! - `GET /v1/dead-letters`: what was refused, why, and the raw item ([`dead_letters`]).
 //! - `/mcp`: the same as MCP tools, streamable HTTP ([`mcp`]).
 //! - `GET /openapi.json`, `GET /dashboard` (live priorities, contradictions and open questions,
@@ -25,6 +26,7 @@ pub mod api;
 pub mod auth;
 pub mod dead_letters;
 pub mod follow;
+pub mod history;
 pub mod live;
 pub mod mcp;
 pub mod metrics;
@@ -62,6 +64,7 @@ pub struct AppState {
     live: live::LiveHub,
     reviews: Option<reviews::ReviewDesk>,
     dead_letters: dead_letters::DeadLetterLog,
+    history: history::PriorityHistory,
 }
 
 impl AppState {
@@ -81,6 +84,7 @@ impl AppState {
             live: live::LiveHub::default(),
             reviews: None,
             dead_letters: dead_letters::DeadLetterLog::default(),
+            history: history::PriorityHistory::default(),
         }
     }
 
@@ -270,6 +274,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/contradictions", get(api::contradictions))
         .route("/v1/questions", get(api::questions))
         .route("/v1/priorities", get(api::priorities))
+        .route("/v1/priorities/history", get(history::history))
+        .route("/v1/priorities/movers", get(history::movers))
         .route("/v1/timeline", get(api::timeline))
         .route("/v1/traverse", get(api::traverse))
         .route(
@@ -394,6 +400,7 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
     let state =
         AppState::new(lance, graph, config.serve.clone(), webhook, usage).with_reviews(desk);
     state.dead_letters.follow(config.kafka.clone());
+    state.history.follow(config.kafka.clone());
     Ok(state)
 }
 

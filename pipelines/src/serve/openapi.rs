@@ -43,7 +43,9 @@ impl Modify for BearerAuth {
         super::reviews::review,
         super::reviews::withdraw,
         super::reviews::reviews,
-        super::dead_letters::dead_letters
+        super::dead_letters::dead_letters,
+        super::history::history,
+        super::history::movers
     ),
     components(schemas(ContextBlock, ContextItem, ContextSection, super::ErrorBody)),
     modifiers(&BearerAuth),

@@ -35,6 +35,9 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), SourceError> {
     topics.push(NewTopic::new(&feedback, 1, replication()).set("cleanup.policy", "compact"));
     // Change notices matter only while they are new: kept a day.
     topics.push(NewTopic::new(&changes, 1, replication()).set("retention.ms", "86400000"));
+    // K's history: kept 30 days.
+    let priorities = config.priorities_topic();
+    topics.push(NewTopic::new(&priorities, 1, replication()).set("retention.ms", "2592000000"));
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin
         .create_topics(topics.iter(), &options)
@@ -66,6 +69,7 @@ pub async fn delete_topics(config: &KafkaConfig) -> Result<(), SourceError> {
     topics.push(config.dlq_topic());
     topics.push(config.feedback_topic());
     topics.push(config.changes_topic());
+    topics.push(config.priorities_topic());
     let names: Vec<&str> = topics.iter().map(String::as_str).collect();
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin

@@ -68,6 +68,11 @@ impl KafkaConfig {
     pub fn changes_topic(&self) -> String {
         format!("{}.changes", self.topic_prefix)
     }
+
+    /// Priority samples (`PrioritySample`, K's history): `<prefix>.priorities`.
+    pub fn priorities_topic(&self) -> String {
+        format!("{}.priorities", self.topic_prefix)
+    }
 }
 
 impl Default for KafkaConfig {
