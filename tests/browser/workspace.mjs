@@ -82,7 +82,15 @@ try {
   check((await page.getAttribute('#priorities tr[aria-selected="true"]', "data-id")) === selected, "the keyboard selected the second row");
   const s = Number(await page.textContent('#detail tr[data-term="s"] td.num'));
   check(s > 0, `the type prior s of the selected row: ${s}`);
-  step("priorities", { rows, first_k: firstK, s });
+  // K over time: the selected node has at least the sample of the run that wrote it; the
+  // movers of the last day list the nodes that appeared (they rose from 0).
+  await page.waitForSelector("#ktrend[data-samples]", { timeout: 30000 });
+  const samples = Number(await page.getAttribute("#ktrend", "data-samples"));
+  check(samples >= 1, `K over time: ${samples} sample(s) of the selected node`);
+  await page.waitForSelector("#movers ol.movers li", { timeout: 30000 });
+  const risers = await page.locator("#movers ol.movers").first().locator("li").count();
+  check(risers >= 1, `movers: ${risers} rose in the last day`);
+  step("priorities", { rows, first_k: firstK, s, samples, risers });
   await shot(page, "priorities");
 
   // ---- Open questions (key 3).

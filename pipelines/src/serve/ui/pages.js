@@ -81,7 +81,8 @@ async function detail(aside, id, cards) {
       <td class="num">${num(t[k])}</td><td><span class="bar ${k === "c" || k === "decay" ? "neg" : ""}" style="width:${Math.round((Math.abs(t[k] ?? 0) / max) * 100)}%"></span></td></tr>`).join("")}
     <tr><th>Δt <span class="muted">age, days</span></th><td class="num">${num(t.dt, 1)}</td><td></td></tr>
     </tbody></table>
-    <p class="muted small">K* = clamp((η·(s+h+u+e+g) − c) / (η + λ·Δt)) — docs/priority.md. K has no recorded history yet: the page shows the value now.</p>
+    <p class="muted small">K* = clamp((η·(s+h+u+e+g) − c) / (η + λ·Δt)) — docs/priority.md.</p>
+    <h3>K over time</h3><div id="ktrend" class="trend"><p class="muted">loading its history…</p></div>
     <dl class="edges">
       ${edgeList("contradicts", card.contradicts, true)}${edgeList("superseded by", card.superseded_by, true)}
       ${edgeList("supersedes", card.supersedes, true)}${edgeList("answered by", card.answered_by, true)}
@@ -90,11 +91,58 @@ async function detail(aside, id, cards) {
       ${(card.claims || []).length ? `<dt>claims</dt><dd>${card.claims.map((c) => esc([c.subject, c.attribute, c.qualifier, c.value, c.unit].filter(Boolean).join(" "))).join("<br>")}</dd>` : ""}
     </dl>
     ${node.labels ? `<p class="muted small">node ${esc(node.id)} · ${esc(node.labels.join(", "))}</p>` : ""}`;
+  trend(aside.querySelector("#ktrend"), id);
   aside.querySelectorAll("a[data-node]").forEach((a) => a.addEventListener("click", (event) => {
     event.preventDefault();
     priorityView.selected = a.dataset.node;
     detail(aside, a.dataset.node, cards);
   }));
+}
+
+/** K's samples (`/v1/priorities/history`), drawn with uPlot: K and the penalty c. */
+async function trend(container, id) {
+  const history = await api("/v1/priorities/history", { query: { node: id } }).catch((e) => ({ error: e.message }));
+  if (!container.isConnected) return;
+  if (history.error) { container.innerHTML = `<p class="error">${esc(history.error)}</p>`; return; }
+  const samples = history.samples || [];
+  container.dataset.samples = samples.length;
+  if (!samples.length) { container.innerHTML = `<p class="muted">no samples yet (the pipeline records one whenever an epoch changes K)</p>`; return; }
+  const rows = samples.map((x) => `${when(x.at)}: K ${num(x.k)} (c ${num(x.terms.c)})`).join("; ");
+  container.innerHTML = `<p class="muted small">${samples.length} sample(s), first ${esc(when(samples[0].at))}</p>`;
+  if (samples.length < 2 || typeof window.uPlot !== "function") {
+    container.insertAdjacentHTML("beforeend", `<p class="small">${esc(rows)}</p>`);
+    return;
+  }
+  const width = Math.max(260, Math.min(container.clientWidth || 420, 600));
+  const chart = document.createElement("div");
+  chart.setAttribute("role", "img");
+  chart.setAttribute("aria-label", "K over time: " + rows);
+  container.appendChild(chart);
+  new window.uPlot({
+    width, height: 160,
+    series: [{}, { label: "K", stroke: "#2874a6", width: 2 }, { label: "c", stroke: "#c0392b", width: 1, dash: [4, 4] }],
+    axes: [{}, { size: 40 }],
+    scales: { x: { time: true }, y: { range: [0, 1] } },
+  }, [samples.map((x) => x.at / 1000), samples.map((x) => x.k), samples.map((x) => x.terms.c)], chart);
+}
+
+const moverView = { since: "day" };
+const SINCE = { day: 86_400_000, week: 7 * 86_400_000, hour: 3_600_000 };
+
+/** What rose and fell most in K (`/v1/priorities/movers`). */
+async function movers(container) {
+  const since = Date.now() - SINCE[moverView.since];
+  const answer = await api("/v1/priorities/movers", { query: { since, limit: 5 } }).catch((e) => ({ error: e.message }));
+  if (!container.isConnected) return;
+  if (answer.error) { container.innerHTML = `<p class="error">${esc(answer.error)}</p>`; return; }
+  const list = (title, items, cls) => `<div><h3>${title}</h3>${items.length ? `<ol class="movers">${items.map((m) =>
+    `<li><a href="#/priorities?node=${encodeURIComponent(m.node)}" data-node="${esc(m.node)}">${esc(m.card?.text || m.node)}</a>
+     <span class="${cls}">${m.delta > 0 ? "+" : ""}${num(m.delta)}</span> <span class="muted small">${num(m.k_then)} → ${num(m.k_now)}</span></li>`).join("")}</ol>`
+    : `<p class="muted">none</p>`}</div>`;
+  container.innerHTML = `<div class="controls"><label>movers since <select id="msince">
+      ${Object.keys(SINCE).map((k) => `<option value="${k}"${k === moverView.since ? " selected" : ""}>a ${k} ago</option>`).join("")}</select></label></div>
+    <div class="movers-grid">${list("Rose most", answer.risers, "up")}${list("Fell most", answer.fallers, "down")}</div>`;
+  container.querySelector("#msince").addEventListener("change", (e) => { moverView.since = e.target.value; movers(container); });
 }
 
 async function priorities(view, { query, stale }) {
@@ -106,7 +154,7 @@ async function priorities(view, { query, stale }) {
     cards = live.snapshot.priorities;
   } else {
     cards = (await api("/v1/priorities", { query: { top: 200 } })).priorities.filter((m) => validAt(m, settings.asOf));
-    note = `<p class="note">As of ${esc(when(settings.asOf))}: the memory objects valid then, ranked by their K now (K's history is not recorded yet).</p>`;
+    note = `<p class="note">As of ${esc(when(settings.asOf))}: the memory objects valid then, ranked by their K now (select one for its K over time).</p>`;
   }
   if (stale()) return;
   if (priorityView.type) cards = cards.filter((m) => m.memory_type === priorityView.type);
@@ -119,7 +167,9 @@ async function priorities(view, { query, stale }) {
       <td class="num">${i + 1}</td><td class="num k">${num(m.k)}${moveMark(m)}<br><span class="bar" style="width:${Math.round((m.k ?? 0) * 100)}%"></span></td>
       <td>${badge(m.memory_type)}<br>${badge(m.standing, m.standing)}${(m.blocked_by || []).some((e) => e.t_invalid == null) ? badge("held up", "warn") : ""}</td>
       <td>${esc(m.text)}<br>${source(m)}</td></tr>`).join("")}
-    </tbody></table><aside id="detail" aria-live="polite" aria-labelledby="detail-title"><p class="muted">Select a row to see why it stands where it does.</p></aside></div>`;
+    </tbody></table><aside id="detail" aria-live="polite" aria-labelledby="detail-title"><p class="muted">Select a row to see why it stands where it does.</p></aside></div>
+    <section id="movers" aria-label="movers"><p class="muted">loading movers…</p></section>`;
+  movers(view.querySelector("#movers"));
   view.querySelector("#ptype").addEventListener("change", (e) => { priorityView.type = e.target.value; render({ reason: "filter" }); });
   const aside = view.querySelector("#detail");
   rowKeys(view.querySelector("#priorities"), "tr[data-id]", (row) => {
