@@ -502,8 +502,10 @@ pub struct Relation {
     /// Number of distinct sources stating it.
     pub support: u32,
     /// `"confirmed"` when a reviewer confirmed this judgement (see
-    /// [`crate::epistemic::review`]); absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// [`crate::epistemic::review`]); absent otherwise. (Always serialized: timely exchanges
+    /// elements between processes in a format that is not self-describing, where a skipped
+    /// field misaligns everything after it.)
+    #[serde(default)]
     pub review: Option<String>,
 }
 

@@ -134,7 +134,7 @@ impl DeadLetterLog {
             .filter(|l| stage.is_none_or(|s| l.stage == s))
             .cloned()
             .collect();
-        letters.sort_by(|a, b| b.at.cmp(&a.at));
+        letters.sort_by_key(|l| std::cmp::Reverse(l.at));
         letters.truncate(limit);
         DeadLettersResponse {
             letters,
