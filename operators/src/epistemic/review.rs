@@ -87,16 +87,16 @@ where
 /// use epigraph_operators::epistemic::review::{Review, without_rejected};
 /// use timely::dataflow::operators::capture::{Capture, Extract};
 ///
-/// let key = |to: &str| ("t".to_string(), "CONTRADICTS".to_string(), "a".to_string(), to.to_string());
 /// let captured = timely::example(|scope| {
-///     let edges = scope.new_collection_from(vec!["a→b", "a→c"]).1
-///         .map(|e: &str| e.to_string());
+///     let edges = scope.new_collection_from(vec!["b".to_string(), "c".to_string()]).1;
 ///     let reviews = scope.new_collection_from(vec![Review { tenant: "t".into(),
 ///         rel_type: "CONTRADICTS".into(), from: "b".into(), to: "a".into(), confirmed: false }]).1;
-///     without_rejected(edges, reviews, move |e: &String| key(&e[e.len() - 1..])).inner.capture()
+///     // The edges a → b and a → c, keyed by their end.
+///     let key = |to: &String| ("t".to_string(), "CONTRADICTS".to_string(), "a".to_string(), to.clone());
+///     without_rejected(edges, reviews, key).consolidate().inner.capture()
 /// });
 /// let kept: Vec<String> = captured.extract().into_iter().flat_map(|(_, v)| v).map(|(e, _, _)| e).collect();
-/// assert_eq!(kept, ["a→c"], "rejecting b–a rejects a→b too");
+/// assert_eq!(kept, ["c"], "rejecting b–a rejects a → b too");
 /// ```
 pub fn without_rejected<'s, T, D>(
     items: VecCollection<'s, T, D>,
