@@ -37,7 +37,9 @@ pub mod resolve;
 
 pub use changes::{SinkChanges, net_changes};
 pub use extract::{Extraction, Extractor};
-pub use graph::{extract_graph, extract_graph_reviewed, extract_graph_with_verdicts};
+pub use graph::{
+    extract_graph, extract_graph_governed, extract_graph_reviewed, extract_graph_with_verdicts,
+};
 pub use model::{
     Claim, EntityNode, EpistemicType, GraphElement, MemoryObject, NodePriority, Provenance,
     Relation, SourceNode, SourceVersion, Standing, StatementType, TemporalType, stable_id,

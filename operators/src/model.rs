@@ -42,6 +42,65 @@ pub struct SourceVersion {
     /// time, not from this version's `occurred_at`. From the event's `written` extra.
     #[serde(default)]
     pub written: Vec<WrittenSpan>,
+    /// What a note written through an applied proposal declares of itself (its type, its links,
+    /// who proposed it); `None` for everything a source connector publishes.
+    #[serde(default)]
+    pub note: Option<Note>,
+}
+
+/// What a note (the source of an applied `remember` proposal, `extras.via = "proposal"`)
+/// declares: its memory objects take the declared type, carry the proposer as their extractor,
+/// and assert the declared links.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Note {
+    /// The declared epistemic type.
+    pub memory_type: EpistemicType,
+    /// `(relation, memory object id)`: links from the note's statements.
+    pub links: Vec<(String, String)>,
+    /// Who proposed it (`agent:<name>` or `person:<name>`).
+    pub proposer: String,
+    /// The proposal that applied it.
+    pub proposal: String,
+}
+
+impl Note {
+    /// The note an event declares, if it is one: `extras.via = "proposal"` with a valid
+    /// `memory_type`, `links` (JSON `[{"relation": …, "to": …}]`), `proposer` and `proposal`.
+    ///
+    /// ```
+    /// use epigraph_operators::model::Note;
+    /// use epigraph_schemas::{SourceEvent, SourceKind};
+    /// let mut event = SourceEvent::upsert("acme", SourceKind::Document, "note/p1", None, "We ship.".into(), 0);
+    /// assert!(Note::of(&event).is_none());
+    /// for (k, v) in [("via", "proposal"), ("memory_type", "DECISION"), ("proposer", "agent:scout"),
+    ///     ("proposal", "p1"), ("links", r#"[{"relation": "SUPERSEDES", "to": "m9"}]"#)] {
+    ///     event.extras.insert(k.into(), v.into());
+    /// }
+    /// let note = Note::of(&event).unwrap();
+    /// assert_eq!(note.links, [("SUPERSEDES".to_string(), "m9".to_string())]);
+    /// ```
+    pub fn of(event: &SourceEvent) -> Option<Note> {
+        if event.extras.get("via").map(String::as_str) != Some("proposal") {
+            return None;
+        }
+        let memory_type = parse_type(event.extras.get("memory_type")?)?;
+        let links = event
+            .extras
+            .get("links")
+            .and_then(|l| {
+                serde_json::from_str::<Vec<epigraph_schemas::proposals::NoteLink>>(l).ok()
+            })
+            .unwrap_or_default()
+            .into_iter()
+            .map(|l| (l.relation.rel_type().to_string(), l.to))
+            .collect();
+        Some(Note {
+            memory_type,
+            links,
+            proposer: event.extras.get("proposer").cloned().unwrap_or_default(),
+            proposal: event.extras.get("proposal").cloned().unwrap_or_default(),
+        })
+    }
 }
 
 /// A part of a body and when it was written: characters `start..end` at `at` (ms since the
@@ -136,6 +195,7 @@ impl SourceVersion {
             authority: None,
             recorded_at: None,
             written: Vec::new(),
+            note: None,
         }
     }
 
@@ -159,6 +219,7 @@ impl SourceVersion {
                 .get("written")
                 .map(|w| WrittenSpan::parse(w))
                 .unwrap_or_default(),
+            note: Note::of(event),
         }
     }
 

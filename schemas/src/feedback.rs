@@ -89,6 +89,39 @@ pub enum ReviewVerdict {
     /// The system judged wrong: the edge is retracted, with everything that followed from it
     /// (a rejected supersession leaves the older statement current).
     Reject,
+    /// The edge holds whether or not the rules draw it (a reviewer, or an applied proposal,
+    /// asserts it): it is drawn with `review: "asserted"`, and what follows from it follows (an
+    /// asserted supersession makes the older statement superseded, an asserted answer closes
+    /// the question).
+    Assert,
+}
+
+impl ReviewVerdict {
+    /// Lower-case name.
+    ///
+    /// ```
+    /// use epigraph_schemas::feedback::ReviewVerdict;
+    /// assert_eq!(ReviewVerdict::Assert.as_str(), "assert");
+    /// assert_eq!(ReviewVerdict::parse("Reject"), Some(ReviewVerdict::Reject));
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewVerdict::Confirm => "confirm",
+            ReviewVerdict::Reject => "reject",
+            ReviewVerdict::Assert => "assert",
+        }
+    }
+
+    /// The verdict named `name` (any case).
+    pub fn parse(name: &str) -> Option<Self> {
+        [
+            ReviewVerdict::Confirm,
+            ReviewVerdict::Reject,
+            ReviewVerdict::Assert,
+        ]
+        .into_iter()
+        .find(|v| v.as_str().eq_ignore_ascii_case(name))
+    }
 }
 
 /// Why a feedback record is refused (the reason its message is dead-lettered with).
@@ -131,7 +164,45 @@ pub enum FeedbackError {
     /// A review's reason or reviewer name over [`MAX_REVIEW_TEXT`] bytes.
     #[error("a review's reason and reviewer are at most {MAX_REVIEW_TEXT} bytes")]
     ReviewTooLong,
+    /// An amendment that names no node or changes nothing.
+    #[error("an amendment needs a node id and at least one field to change")]
+    EmptyAmendment,
+    /// An amendment's type is not an epistemic type's name.
+    #[error(
+        "{memory_type:?} is not an epistemic type (DECISION, CONSTRAINT, EVIDENCE, PLAN, HYPOTHESIS, OBSERVATION, EVALUATION, NARRATIVE, QUESTION)"
+    )]
+    AmendmentType {
+        /// The type as written.
+        memory_type: String,
+    },
+    /// An amended text that is empty or over [`MAX_AMENDED_TEXT`] bytes.
+    #[error("an amended text is 1 to {MAX_AMENDED_TEXT} bytes")]
+    AmendmentText,
+    /// An amendment whose validity ends before it begins.
+    #[error("valid_until ({until}) is before valid_from ({from})")]
+    AmendmentValidity {
+        /// Valid from.
+        from: i64,
+        /// Valid until.
+        until: i64,
+    },
 }
+
+/// The longest text an amendment sets, in bytes.
+pub const MAX_AMENDED_TEXT: usize = 20_000;
+
+/// The names of the nine epistemic types, as the graph writes them.
+pub const EPISTEMIC_TYPES: [&str; 9] = [
+    "DECISION",
+    "CONSTRAINT",
+    "EVIDENCE",
+    "PLAN",
+    "HYPOTHESIS",
+    "OBSERVATION",
+    "EVALUATION",
+    "NARRATIVE",
+    "QUESTION",
+];
 
 /// The longest reason or reviewer name a review carries, in bytes.
 pub const MAX_REVIEW_TEXT: usize = 2000;
@@ -181,6 +252,37 @@ pub enum Feedback {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         at: Option<i64>,
     },
+    /// A correction of one memory object's fields (an applied edit proposal): it replaces what
+    /// the extractor read, until withdrawn (a tombstone on its key). Fields left out keep the
+    /// extracted value.
+    Amend {
+        /// Tenant.
+        tenant: String,
+        /// The memory object's id.
+        node: String,
+        /// Its epistemic type (one of [`EPISTEMIC_TYPES`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        memory_type: Option<String>,
+        /// Its text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        /// Valid from (ms since the Unix epoch).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        valid_from: Option<i64>,
+        /// Valid until (ms since the Unix epoch): the object stops being current then
+        /// (superseded, or for a question answered).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        valid_until: Option<i64>,
+        /// Who (the proposer).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+        /// When it was applied (ms since the Unix epoch).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        at: Option<i64>,
+        /// The proposal that applied it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proposal: Option<String>,
+    },
     /// A node was returned to a client (the usage term of the priorities).
     Usage {
         /// Tenant.
@@ -218,6 +320,7 @@ impl Feedback {
                 to,
                 ..
             } => review_key(tenant, *relation, from, to),
+            Feedback::Amend { tenant, node, .. } => amend_key(tenant, node),
             Feedback::Usage {
                 tenant,
                 node_id,
@@ -231,6 +334,7 @@ impl Feedback {
         match self {
             Feedback::Identity { tenant, .. }
             | Feedback::Review { tenant, .. }
+            | Feedback::Amend { tenant, .. }
             | Feedback::Usage { tenant, .. } => tenant,
         }
     }
@@ -281,6 +385,48 @@ impl Feedback {
                     return Err(FeedbackError::ReviewTooLong);
                 }
             }
+            Feedback::Amend {
+                node,
+                memory_type,
+                text,
+                valid_from,
+                valid_until,
+                by,
+                ..
+            } => {
+                if node.is_empty()
+                    || (memory_type.is_none()
+                        && text.is_none()
+                        && valid_from.is_none()
+                        && valid_until.is_none())
+                {
+                    return Err(FeedbackError::EmptyAmendment);
+                }
+                if let Some(t) = memory_type
+                    && !EPISTEMIC_TYPES.contains(&t.as_str())
+                {
+                    return Err(FeedbackError::AmendmentType {
+                        memory_type: t.clone(),
+                    });
+                }
+                if text
+                    .as_ref()
+                    .is_some_and(|t| t.trim().is_empty() || t.len() > MAX_AMENDED_TEXT)
+                {
+                    return Err(FeedbackError::AmendmentText);
+                }
+                if let (Some(from), Some(until)) = (valid_from, valid_until)
+                    && until < from
+                {
+                    return Err(FeedbackError::AmendmentValidity {
+                        from: *from,
+                        until: *until,
+                    });
+                }
+                if by.as_ref().is_some_and(|s| s.len() > MAX_REVIEW_TEXT) {
+                    return Err(FeedbackError::ReviewTooLong);
+                }
+            }
             Feedback::Usage { node_id, .. } => {
                 if node_id.is_empty() {
                     return Err(FeedbackError::MissingNodeId);
@@ -302,6 +448,15 @@ impl Feedback {
         feedback.validate()?;
         Ok(feedback)
     }
+}
+
+/// The feedback key of an amendment of memory object `node`: `<tenant>/amend/<node>`.
+///
+/// ```
+/// assert_eq!(epigraph_schemas::feedback::amend_key("acme", "m1"), "acme/amend/m1");
+/// ```
+pub fn amend_key(tenant: &str, node: &str) -> String {
+    format!("{tenant}/amend/{node}")
 }
 
 /// The feedback key of a review of `relation` between `from` and `to` (see [`Feedback::key`]).

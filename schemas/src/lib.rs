@@ -20,6 +20,7 @@ pub mod event;
 pub mod fault;
 pub mod feedback;
 pub mod graph;
+pub mod proposals;
 pub mod records;
 pub mod topics;
 

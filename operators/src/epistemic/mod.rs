@@ -32,6 +32,7 @@
 //! Everything here is a function of the current inputs: an edit or a delete retracts exactly
 //! what it caused, and the incremental result equals a recomputation from scratch (tested).
 
+pub mod amend;
 pub mod boilerplate;
 pub mod citations;
 pub mod judge;
@@ -417,14 +418,22 @@ where
         .concat(by_matter)
         .concat(restatements)
         .distinct();
-    let links = review::without_rejected(links, reviews.clone(), |l: &Link| {
+    let link_key = |l: &Link| {
         (
             l.tenant.clone(),
             l.kind.rel_type().to_string(),
             l.from.clone(),
             l.to.clone(),
         )
-    });
+    };
+    let links = review::without_rejected(links, reviews.clone(), link_key);
+    // Asserted links the rules did not draw themselves.
+    let drawn = links.clone().map(move |l| link_key(&l)).distinct();
+    let asserted = review::asserted_links(reviews.clone(), memories.clone())
+        .map(move |l| (link_key(&l), l))
+        .antijoin(drawn)
+        .map(|(_, l)| l);
+    let links = links.concat(asserted);
     let blocks = links.clone().filter(|l| l.kind == LinkKind::Blocks);
     let links = links.filter(|l| l.kind != LinkKind::Blocks);
 

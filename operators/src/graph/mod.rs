@@ -18,6 +18,7 @@ use differential_dataflow::lattice::Lattice;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
+use crate::epistemic::amend::{Amendment, amended};
 use crate::epistemic::citations::citation_edges;
 use crate::epistemic::review::Review;
 use crate::epistemic::{Rules, relate_reviewed};
@@ -26,7 +27,7 @@ use crate::extract::doclinks::{DocLink, document_supersessions};
 use crate::extract::open_units::relations_of_open_units;
 use crate::extract::sighting::aggregate_entity;
 use crate::extract::{CandidateMention, Extractor, OpenUnit, Sighting, edge, entity_id};
-use crate::model::{GraphElement, Relation, SourceVersion};
+use crate::model::{GraphElement, Relation, SourceVersion, Standing};
 use crate::ontology::{Ontology, OntologyError};
 use crate::resolve::{Verdict, resolve_identities};
 
@@ -63,6 +64,8 @@ enum Extracted {
     Alias(AliasLink),
     DocLink(DocLink),
     OpenUnit(OpenUnit),
+    /// A link a note asserts from one of its memory objects.
+    Declared(Review),
 }
 
 /// The dataflow stage: live source versions to graph elements.
@@ -121,11 +124,28 @@ where
 
 /// [`extract_graph_with_verdicts`] with reviewers' verdicts on the epistemic judgements (see
 /// [`crate::epistemic::review`]): rejected edges are retracted with what followed from them,
-/// confirmed ones are marked `review: "confirmed"`.
+/// confirmed ones are marked `review: "confirmed"`, asserted ones drawn.
 pub fn extract_graph_reviewed<'s, T>(
     sources: VecCollection<'s, T, SourceVersion>,
     verdicts: VecCollection<'s, T, Verdict>,
     reviews: VecCollection<'s, T, Review>,
+    extractor: Arc<Extractor>,
+) -> VecCollection<'s, T, GraphElement>
+where
+    T: Timestamp + Lattice,
+{
+    let amendments = sources.clone().flat_map(|_| None::<Amendment>);
+    extract_graph_governed(sources, verdicts, reviews, amendments, extractor)
+}
+
+/// [`extract_graph_reviewed`] with amendments of memory objects ([`crate::epistemic::amend`]),
+/// applied before anything is judged; notes written through proposals (sources with a
+/// [`crate::model::Note`]) take their declared type and assert their declared links.
+pub fn extract_graph_governed<'s, T>(
+    sources: VecCollection<'s, T, SourceVersion>,
+    verdicts: VecCollection<'s, T, Verdict>,
+    reviews: VecCollection<'s, T, Review>,
+    amendments: VecCollection<'s, T, Amendment>,
     extractor: Arc<Extractor>,
 ) -> VecCollection<'s, T, GraphElement>
 where
@@ -139,7 +159,30 @@ where
         .as_ref()
         .map(|r| (r.kind.clone(), r.min_sources));
     let extracted = sources.flat_map(move |source| {
-        let x = extractor.extract(&source);
+        let mut x = extractor.extract(&source);
+        let mut declared = Vec::new();
+        if let Some(note) = &source.note {
+            for element in &mut x.elements {
+                if let GraphElement::Memory(m) = element {
+                    m.memory_type = note.memory_type;
+                    m.standing = if note.memory_type == crate::model::EpistemicType::Question {
+                        Standing::Open
+                    } else {
+                        Standing::Current
+                    };
+                    m.extractor = format!("proposal {} by {}", note.proposal, note.proposer);
+                    for (relation, to) in &note.links {
+                        declared.push(Extracted::Declared(Review {
+                            tenant: m.tenant.clone(),
+                            rel_type: relation.clone(),
+                            from: m.id.clone(),
+                            to: to.clone(),
+                            verdict: epigraph_schemas::feedback::ReviewVerdict::Assert,
+                        }));
+                    }
+                }
+            }
+        }
         x.elements
             .into_iter()
             .map(Extracted::Element)
@@ -153,12 +196,20 @@ where
             .chain(x.aliases.into_iter().map(Extracted::Alias))
             .chain(x.doc_links.into_iter().map(Extracted::DocLink))
             .chain(x.open_units.into_iter().map(Extracted::OpenUnit))
+            .chain(declared)
             .collect::<Vec<_>>()
     });
-    let elements = extracted.clone().flat_map(|x| match x {
-        Extracted::Element(e) => Some(e),
+    let reviews = reviews.concat(extracted.clone().flat_map(|x| match x {
+        Extracted::Declared(r) => Some(r),
         _ => None,
-    });
+    }));
+    let elements = amended(
+        extracted.clone().flat_map(|x| match x {
+            Extracted::Element(e) => Some(e),
+            _ => None,
+        }),
+        amendments,
+    );
     let sightings = extracted.clone().flat_map(|x| match x {
         Extracted::Sighting(s) => Some(s),
         _ => None,

@@ -38,6 +38,8 @@ pub enum FeedbackAction {
     Confirm(Judgement),
     /// The system judged wrong: retract the edge and what followed from it.
     Reject(Judgement),
+    /// Draw the edge whether or not the rules do (`review: "asserted"`), with what follows.
+    Assert(Judgement),
     /// Withdraw the review of a judgement.
     Unreview {
         /// CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS or SUPPORTS.
@@ -124,6 +126,7 @@ pub async fn feedback(config: &EpigraphConfig, action: FeedbackAction) -> Result
         }
         FeedbackAction::Confirm(j) => (reviewed(j, ReviewVerdict::Confirm)?, false),
         FeedbackAction::Reject(j) => (reviewed(j, ReviewVerdict::Reject)?, false),
+        FeedbackAction::Assert(j) => (reviewed(j, ReviewVerdict::Assert)?, false),
         FeedbackAction::Unreview {
             relation,
             from,

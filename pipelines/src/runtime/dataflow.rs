@@ -12,10 +12,11 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use differential_dataflow::AsCollection;
 use differential_dataflow::input::{Input, InputSession};
+use epigraph_operators::epistemic::amend::Amendment;
 use epigraph_operators::epistemic::review::Review;
 use epigraph_operators::priority::{Now, PriorityConfig, Usage, prioritise};
 use epigraph_operators::resolve::Verdict;
-use epigraph_operators::{Extractor, GraphElement, SourceVersion, extract_graph_reviewed};
+use epigraph_operators::{Extractor, GraphElement, SourceVersion, extract_graph_governed};
 use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Exchange, Input as _, Inspect, Probe};
 use timely::dataflow::{InputHandle, ProbeHandle};
@@ -101,6 +102,8 @@ pub struct EpochInput {
     pub verdicts: Vec<(Verdict, isize)>,
     /// `(review of a judgement, +1 | -1)`: from the feedback topic.
     pub reviews: Vec<(Review, isize)>,
+    /// `(amendment of a memory object, +1 | -1)`: from the feedback topic.
+    pub amendments: Vec<(Amendment, isize)>,
     /// `(retrieval, +1 | -1)`: from the feedback topic, retracted once old.
     pub usages: Vec<(Usage, isize)>,
     /// The priorities' clock, when it moves (the first epoch must set it).
@@ -183,9 +186,13 @@ impl Dataflow {
                         let (input, sources) = scope.new_collection::<SourceVersion, isize>();
                         let (verdict_input, verdicts) = scope.new_collection::<Verdict, isize>();
                         let (review_input, reviews) = scope.new_collection::<Review, isize>();
+                        let (amendment_input, amendments) =
+                            scope.new_collection::<Amendment, isize>();
                         let (usage_input, usages) = scope.new_collection::<Usage, isize>();
                         let (clock_input, clock) = scope.new_collection::<Now, isize>();
-                        let graph = extract_graph_reviewed(sources, verdicts, reviews, extractor);
+                        let graph = extract_graph_governed(
+                            sources, verdicts, reviews, amendments, extractor,
+                        );
                         let ranked = prioritise(graph.clone(), usages, clock, &priority);
                         // Consolidated per worker is consolidated overall (an element lives on
                         // one worker); worker 0 collects everything.
@@ -204,6 +211,7 @@ impl Dataflow {
                             sources: input,
                             verdicts: verdict_input,
                             reviews: review_input,
+                            amendments: amendment_input,
                             usages: usage_input,
                             clock: clock_input,
                             now: None,
@@ -320,6 +328,7 @@ struct Inputs {
     sources: InputSession<u64, SourceVersion, isize>,
     verdicts: InputSession<u64, Verdict, isize>,
     reviews: InputSession<u64, Review, isize>,
+    amendments: InputSession<u64, Amendment, isize>,
     usages: InputSession<u64, Usage, isize>,
     clock: InputSession<u64, Now, isize>,
     now: Option<Now>,
@@ -338,6 +347,9 @@ impl Inputs {
         for (review, diff) in input.reviews {
             self.reviews.update_at(review, epoch, diff);
         }
+        for (amendment, diff) in input.amendments {
+            self.amendments.update_at(amendment, epoch, diff);
+        }
         for (usage, diff) in input.usages {
             self.usages.update_at(usage, epoch, diff);
         }
@@ -352,11 +364,13 @@ impl Inputs {
         self.sources.advance_to(epoch + 1);
         self.verdicts.advance_to(epoch + 1);
         self.reviews.advance_to(epoch + 1);
+        self.amendments.advance_to(epoch + 1);
         self.usages.advance_to(epoch + 1);
         self.clock.advance_to(epoch + 1);
         self.sources.flush();
         self.verdicts.flush();
         self.reviews.flush();
+        self.amendments.flush();
         self.usages.flush();
         self.clock.flush();
     }
@@ -365,6 +379,7 @@ impl Inputs {
         self.sources.close();
         self.verdicts.close();
         self.reviews.close();
+        self.amendments.close();
         self.usages.close();
         self.clock.close();
     }
@@ -397,6 +412,7 @@ mod tests {
                 ],
                 verdicts: vec![],
                 reviews: vec![],
+                amendments: vec![],
                 usages: vec![],
                 now: None,
             })
@@ -414,6 +430,7 @@ mod tests {
                 ],
                 verdicts: vec![],
                 reviews: vec![],
+                amendments: vec![],
                 usages: vec![],
                 now: None,
             })
@@ -429,6 +446,7 @@ mod tests {
                 updates: vec![(doc("b", "Who owns Atlas billing?"), -1)],
                 verdicts: vec![],
                 reviews: vec![],
+                amendments: vec![],
                 usages: vec![],
                 now: None,
             })
@@ -472,6 +490,7 @@ mod tests {
                 updates: versions[..2].iter().map(|v| (v.clone(), 1)).collect(),
                 verdicts: vec![],
                 reviews: vec![],
+                amendments: vec![],
                 usages: vec![],
                 now: Some(Now(1_780_000_000_000)),
             },
@@ -480,6 +499,7 @@ mod tests {
                 updates: vec![(versions[2].clone(), 1), (versions[1].clone(), -1)],
                 verdicts: vec![],
                 reviews: vec![],
+                amendments: vec![],
                 usages: vec![],
                 now: None,
             },

@@ -5,12 +5,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use epigraph_operators::epistemic::amend::Amendment;
 use epigraph_operators::epistemic::review::Review;
+use epigraph_operators::ontology::parse_type;
 use epigraph_operators::priority::{Now, Usage};
 use epigraph_operators::resolve::Verdict;
 use epigraph_operators::{Extractor, GraphElement, SourceVersion, net_changes};
 use epigraph_schemas::changes::{ChangeNotice, PrioritySample};
-use epigraph_schemas::feedback::{Feedback, FeedbackError, IdentityVerdict, ReviewVerdict};
+use epigraph_schemas::feedback::{Feedback, FeedbackError, IdentityVerdict};
 use epigraph_schemas::topics::{event_key, valid_tenant};
 use epigraph_schemas::{CodecError, SourceEvent, decode_event};
 use epigraph_sinks::embed::Embedder;
@@ -54,6 +56,8 @@ pub struct RunReport {
     pub verdicts: usize,
     /// Reviews of judgements in force at the end (from the feedback topic).
     pub reviews: usize,
+    /// Amendments of memory objects in force at the end (from the feedback topic).
+    pub amendments: usize,
     /// Usage records read from the feedback topic.
     pub usage_records: usize,
     /// Distinct texts the embedding model ran on (rows waiting for a vector are embedded in
@@ -71,6 +75,7 @@ struct Batch {
     updates: Vec<(SourceVersion, isize)>,
     verdicts: Vec<(Verdict, isize)>,
     reviews: Vec<(Review, isize)>,
+    amendments: Vec<(Amendment, isize)>,
     usages: Vec<Usage>,
 }
 
@@ -94,6 +99,8 @@ struct Runner {
     verdicts: HashMap<String, Verdict>,
     /// The review in force per feedback key.
     reviews: HashMap<String, Review>,
+    /// The amendment in force per feedback key.
+    amendments: HashMap<String, Amendment>,
     next_offsets: Offsets,
     /// Offsets committed by earlier runs: bad messages below them were dead-lettered already.
     acknowledged: Offsets,
@@ -150,6 +157,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         state: UpsertState::default(),
         verdicts: HashMap::new(),
         reviews: HashMap::new(),
+        amendments: HashMap::new(),
         next_offsets: Offsets::new(),
         acknowledged,
         report: RunReport::default(),
@@ -162,6 +170,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         state,
         verdicts,
         reviews,
+        amendments,
         metrics,
         ..
     } = runner;
@@ -170,6 +179,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     report.live_sources = state.len();
     report.verdicts = verdicts.len();
     report.reviews = reviews.len();
+    report.amendments = amendments.len();
     match Arc::try_unwrap(dataflow) {
         Ok(dataflow) => dataflow.shutdown()?,
         Err(_) => bail!("the dataflow is still in use"),
@@ -514,6 +524,7 @@ impl Runner {
             updates: batch.updates,
             verdicts: batch.verdicts,
             reviews: batch.reviews,
+            amendments: batch.amendments,
             usages: self.usage.advance(batch.usages, now),
             now: Some(Now(now)),
         };
@@ -540,6 +551,9 @@ impl Runner {
             }
             if let Some(previous) = self.reviews.remove(key) {
                 batch.reviews.push((previous, -1));
+            }
+            if let Some(previous) = self.amendments.remove(key) {
+                batch.amendments.push((previous, -1));
             }
             return Ok(());
         };
@@ -584,7 +598,7 @@ impl Runner {
                     rel_type: relation.rel_type().to_string(),
                     from,
                     to,
-                    confirmed: verdict == ReviewVerdict::Confirm,
+                    verdict,
                 };
                 if self.reviews.get(key) == Some(&next) {
                     return Ok(());
@@ -593,6 +607,32 @@ impl Runner {
                     batch.reviews.push((previous, -1));
                 }
                 batch.reviews.push((next, 1));
+            }
+            Feedback::Amend {
+                tenant,
+                node,
+                memory_type,
+                text,
+                valid_from,
+                valid_until,
+                ..
+            } => {
+                let next = Amendment {
+                    tenant,
+                    node,
+                    // Validated: one of the nine names.
+                    memory_type: memory_type.as_deref().and_then(parse_type),
+                    text,
+                    valid_from,
+                    valid_until,
+                };
+                if self.amendments.get(key) == Some(&next) {
+                    return Ok(());
+                }
+                if let Some(previous) = self.amendments.insert(key.to_string(), next.clone()) {
+                    batch.amendments.push((previous, -1));
+                }
+                batch.amendments.push((next, 1));
             }
             Feedback::Usage {
                 tenant,

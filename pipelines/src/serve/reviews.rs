@@ -27,7 +27,7 @@ use epigraph_sources::kafka::{EventProducer, KafkaConfig};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::auth::Tenant;
+use super::auth::{Caller, Tenant};
 use super::{ApiError, AppState};
 
 /// The relationship type of identity links, reviewed as identity verdicts.
@@ -44,7 +44,7 @@ pub struct ReviewView {
     pub from: String,
     /// The edge's end node id.
     pub to: String,
-    /// `confirm` or `reject`.
+    /// `confirm`, `reject` or `assert`.
     pub verdict: String,
     /// Why, in the reviewer's words.
     pub reason: Option<String>,
@@ -72,11 +72,7 @@ impl ReviewView {
                 relation: relation.rel_type().to_string(),
                 from: from.clone(),
                 to: to.clone(),
-                verdict: match verdict {
-                    ReviewVerdict::Confirm => "confirm",
-                    ReviewVerdict::Reject => "reject",
-                }
-                .to_string(),
+                verdict: verdict.as_str().to_string(),
                 reason: reason.clone(),
                 by: by.clone(),
                 at: *at,
@@ -95,7 +91,7 @@ impl ReviewView {
                 by: None,
                 at: None,
             },
-            Feedback::Usage { .. } => return None,
+            Feedback::Amend { .. } | Feedback::Usage { .. } => return None,
         };
         Some((feedback.tenant().to_string(), view))
     }
@@ -112,7 +108,7 @@ pub struct ReviewRequest {
     pub from: String,
     /// The edge's end node id.
     pub to: String,
-    /// `confirm` or `reject`.
+    /// `confirm`, `reject` or `assert` (draw the edge whether or not the rules do).
     #[schema(value_type = String)]
     pub verdict: ReviewVerdict,
     /// Why (kept with the review).
@@ -161,6 +157,8 @@ pub struct ReviewDesk {
     topic: String,
     /// `key → (tenant, review)`.
     in_force: Arc<RwLock<BTreeMap<String, (String, ReviewView)>>>,
+    /// Amendments of memory objects in force, by key.
+    amendments: Arc<RwLock<BTreeMap<String, Feedback>>>,
 }
 
 impl std::fmt::Debug for ReviewDesk {
@@ -178,6 +176,7 @@ impl ReviewDesk {
             producer: Arc::new(producer),
             topic,
             in_force: Arc::default(),
+            amendments: Arc::default(),
         }
     }
 
@@ -194,9 +193,14 @@ impl ReviewDesk {
     /// withdraws it; other records are not reviews.
     fn absorb(&self, key: &str, payload: Option<&[u8]>) {
         let mut in_force = self.in_force.write().expect("reviews lock");
+        let mut amendments = self.amendments.write().expect("amendments lock");
         match payload.map(Feedback::parse) {
             None => {
                 in_force.remove(key);
+                amendments.remove(key);
+            }
+            Some(Ok(amendment @ Feedback::Amend { .. })) => {
+                amendments.insert(key.to_string(), amendment);
             }
             Some(Ok(feedback)) => {
                 if let Some(entry) = ReviewView::of(&feedback) {
@@ -220,6 +224,24 @@ impl ReviewDesk {
         reviews
     }
 
+    /// The amendment in force under `key`, if any.
+    pub fn amendment(&self, key: &str) -> Option<Feedback> {
+        self.amendments
+            .read()
+            .expect("amendments lock")
+            .get(key)
+            .cloned()
+    }
+
+    /// The review in force under `key`, if any.
+    pub fn review(&self, key: &str) -> Option<ReviewView> {
+        self.in_force
+            .read()
+            .expect("reviews lock")
+            .get(key)
+            .map(|(_, r)| r.clone())
+    }
+
     /// Whether a review is in force under `key`.
     fn holds(&self, key: &str) -> bool {
         self.in_force
@@ -228,7 +250,8 @@ impl ReviewDesk {
             .contains_key(key)
     }
 
-    async fn publish(&self, record: &Feedback) -> Result<String, ApiError> {
+    /// Publish one feedback record (and take it into the list at once).
+    pub(super) async fn publish(&self, record: &Feedback) -> Result<String, ApiError> {
         let key = record.key();
         let payload = serde_json::to_vec(record).expect("feedback serializes");
         self.producer
@@ -238,7 +261,7 @@ impl ReviewDesk {
         Ok(key)
     }
 
-    async fn withdraw(&self, key: &str) -> Result<(), ApiError> {
+    pub(super) async fn withdraw(&self, key: &str) -> Result<(), ApiError> {
         self.producer.publish_tombstone(&self.topic, key).await?;
         self.absorb(key, None);
         Ok(())
@@ -283,8 +306,10 @@ fn desk(state: &AppState) -> Result<&ReviewDesk, ApiError> {
 pub async fn review(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
+    Extension(caller): Extension<Caller>,
     Json(request): Json<ReviewRequest>,
 ) -> Result<(StatusCode, Json<ReviewReceipt>), ApiError> {
+    caller.may_review()?;
     Ok((
         StatusCode::ACCEPTED,
         Json(submit(&state, &tenant, request).await?),
@@ -316,7 +341,7 @@ pub async fn submit(
             a: request.from,
             b: request.to,
             verdict: match request.verdict {
-                ReviewVerdict::Confirm => IdentityVerdict::Same,
+                ReviewVerdict::Confirm | ReviewVerdict::Assert => IdentityVerdict::Same,
                 ReviewVerdict::Reject => IdentityVerdict::Distinct,
             },
         },
@@ -326,7 +351,25 @@ pub async fn submit(
         .map_err(|e| ApiError::bad_request(e.to_string()))?;
     // A judgement is reviewed where the graph holds it (or where a review of it is in force:
     // a rejected edge is gone, and its review can still be changed).
+    // An assertion needs both memory objects, not the edge.
     if let Feedback::Review {
+        from,
+        to,
+        verdict: ReviewVerdict::Assert,
+        ..
+    } = &record
+    {
+        let found = state
+            .query()
+            .graph()
+            .versions(&tenant, &[from.clone(), to.clone()])
+            .await?;
+        if let Some(missing) = [from, to].into_iter().find(|id| !found.contains_key(*id)) {
+            return Err(
+                QueryError::NotFound(format!("no node {missing:?} in tenant {tenant:?}")).into(),
+            );
+        }
+    } else if let Feedback::Review {
         relation, from, to, ..
     } = &record
         && !desk.holds(&record.key())
@@ -358,8 +401,10 @@ pub async fn submit(
 pub async fn withdraw(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
+    Extension(caller): Extension<Caller>,
     Query(params): Query<WithdrawParams>,
 ) -> Result<(StatusCode, Json<ReviewReceipt>), ApiError> {
+    caller.may_review()?;
     let desk = desk(&state)?;
     let key = match subject(&params.relation)? {
         Subject::Judgement(relation) => review_key(&tenant, relation, &params.from, &params.to),

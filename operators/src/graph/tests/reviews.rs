@@ -9,10 +9,13 @@ use differential_dataflow::input::Input;
 use epigraph_schemas::SourceKind;
 use timely::dataflow::operators::capture::{Capture, Extract};
 
+use epigraph_schemas::feedback::ReviewVerdict;
+
+use crate::epistemic::amend::Amendment;
 use crate::epistemic::review::Review;
 use crate::extract::Extractor;
-use crate::graph::extract_graph_reviewed;
-use crate::model::{GraphElement, Relation, SourceVersion, Standing};
+use crate::graph::extract_graph_governed;
+use crate::model::{EpistemicType, GraphElement, Note, Relation, SourceVersion, Standing};
 use crate::resolve::Verdict;
 
 const DAY: i64 = 86_400_000;
@@ -25,34 +28,56 @@ fn source(id: &str, day: i64, body: &str) -> SourceVersion {
 }
 
 type Round = (Vec<(SourceVersion, isize)>, Vec<(Review, isize)>);
+type GovernedRound = (
+    Vec<(SourceVersion, isize)>,
+    Vec<(Review, isize)>,
+    Vec<(Amendment, isize)>,
+);
 
 /// The live graph after each round, run incrementally in one dataflow.
 fn rounds(rounds: Vec<Round>) -> Vec<Vec<GraphElement>> {
+    governed_rounds(rounds.into_iter().map(|(s, r)| (s, r, vec![])).collect())
+}
+
+/// [`rounds`] with amendments.
+fn governed_rounds(rounds: Vec<GovernedRound>) -> Vec<Vec<GraphElement>> {
     let n = rounds.len();
     let captured = timely::execute_directly(move |worker| {
-        let (mut sources, mut reviews, captured) = worker.dataflow::<u64, _, _>(|scope| {
-            let (s_in, sources) = scope.new_collection::<SourceVersion, isize>();
-            let (r_in, reviews) = scope.new_collection::<Review, isize>();
-            let verdicts = sources.clone().flat_map(|_| None::<Verdict>);
-            let out =
-                extract_graph_reviewed(sources, verdicts, reviews, Arc::new(Extractor::bundled()))
-                    .consolidate()
-                    .inner
-                    .capture();
-            (s_in, r_in, out)
-        });
-        for (t, (s, r)) in rounds.into_iter().enumerate() {
+        let (mut sources, mut reviews, mut amendments, captured) =
+            worker.dataflow::<u64, _, _>(|scope| {
+                let (s_in, sources) = scope.new_collection::<SourceVersion, isize>();
+                let (r_in, reviews) = scope.new_collection::<Review, isize>();
+                let (a_in, amendments) = scope.new_collection::<Amendment, isize>();
+                let verdicts = sources.clone().flat_map(|_| None::<Verdict>);
+                let out = extract_graph_governed(
+                    sources,
+                    verdicts,
+                    reviews,
+                    amendments,
+                    Arc::new(Extractor::bundled()),
+                )
+                .consolidate()
+                .inner
+                .capture();
+                (s_in, r_in, a_in, out)
+            });
+        for (t, (s, r, a)) in rounds.into_iter().enumerate() {
             sources.advance_to(t as u64);
             reviews.advance_to(t as u64);
+            amendments.advance_to(t as u64);
             for (x, d) in s {
                 sources.update(x, d);
             }
             for (x, d) in r {
                 reviews.update(x, d);
             }
+            for (x, d) in a {
+                amendments.update(x, d);
+            }
         }
         sources.close();
         reviews.close();
+        amendments.close();
         while worker.step() {}
         captured
     });
@@ -106,13 +131,36 @@ fn edges<'a>(elements: &'a [GraphElement], rel_type: &str) -> Vec<&'a Relation> 
 }
 
 fn review(rel_type: &str, from: &str, to: &str, confirmed: bool) -> Review {
+    verdict(
+        rel_type,
+        from,
+        to,
+        if confirmed {
+            ReviewVerdict::Confirm
+        } else {
+            ReviewVerdict::Reject
+        },
+    )
+}
+
+fn verdict(rel_type: &str, from: &str, to: &str, verdict: ReviewVerdict) -> Review {
     Review {
         tenant: "t".into(),
         rel_type: rel_type.into(),
         from: from.into(),
         to: to.into(),
-        confirmed,
+        verdict,
     }
+}
+
+fn memory<'a>(elements: &'a [GraphElement], text: &str) -> &'a crate::model::MemoryObject {
+    elements
+        .iter()
+        .find_map(|e| match e {
+            GraphElement::Memory(m) if m.text == text => Some(m),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no memory object {text:?}"))
 }
 
 const SHEET: &str = "Term sheet from Lighthouse Fund: €320K SAFE at a €2.2M cap.";
@@ -197,4 +245,88 @@ fn a_rejection_published_before_its_edge_applies_when_the_edge_appears() {
         edges(&graphs[1], "CONTRADICTS").is_empty(),
         "a rejection holds for a source that arrives later (a restart replays reviews first)"
     );
+}
+
+const PRIMARY: &str = "We will keep the Borealis reports on the old warehouse for now.";
+const MOVE: &str = "Borealis reports move to the new lakehouse from Monday.";
+
+#[test]
+fn an_asserted_supersession_is_drawn_with_what_follows_and_withdrawing_it_restores() {
+    let old = source("chat/1", 1, PRIMARY);
+    let new = source("chat/2", 5, MOVE);
+    let before = rounds(vec![(vec![(old.clone(), 1), (new.clone(), 1)], vec![])]);
+    let (o, n) = (memory_id(&before[0], PRIMARY), memory_id(&before[0], MOVE));
+    assert!(
+        edges(&before[0], "SUPERSEDES").is_empty(),
+        "the rules see no supersession here"
+    );
+    let asserted = verdict("SUPERSEDES", &n, &o, ReviewVerdict::Assert);
+    let graphs = rounds(vec![
+        (vec![(old, 1), (new, 1)], vec![]),
+        (vec![], vec![(asserted.clone(), 1)]),
+        (vec![], vec![(asserted, -1)]),
+    ]);
+    let drawn = edges(&graphs[1], "SUPERSEDES");
+    assert_eq!(drawn.len(), 1);
+    assert_eq!(
+        (drawn[0].from.as_str(), drawn[0].to.as_str()),
+        (n.as_str(), o.as_str())
+    );
+    assert_eq!(drawn[0].review.as_deref(), Some("asserted"));
+    assert_eq!(standing(&graphs[1], PRIMARY), Standing::Superseded);
+    assert_eq!(memory(&graphs[1], PRIMARY).t_invalid, Some(5 * DAY));
+    assert_eq!(graphs[2], graphs[0], "withdrawn: exactly the state before");
+}
+
+#[test]
+fn an_amendment_retypes_and_retires_a_memory_object_until_withdrawn() {
+    let old = source("chat/1", 1, PRIMARY);
+    let before = rounds(vec![(vec![(old.clone(), 1)], vec![])]);
+    let o = memory_id(&before[0], PRIMARY);
+    let amendment = Amendment {
+        tenant: "t".into(),
+        node: o.clone(),
+        memory_type: Some(EpistemicType::Evaluation),
+        text: None,
+        valid_from: None,
+        valid_until: Some(3 * DAY),
+    };
+    let graphs = governed_rounds(vec![
+        (vec![(old, 1)], vec![], vec![]),
+        (vec![], vec![], vec![(amendment.clone(), 1)]),
+        (vec![], vec![], vec![(amendment, -1)]),
+    ]);
+    let amended = memory(&graphs[1], PRIMARY);
+    assert_eq!(amended.id, o, "the id stays");
+    assert_eq!(amended.memory_type, EpistemicType::Evaluation);
+    assert_eq!(
+        (amended.standing, amended.t_invalid),
+        (Standing::Superseded, Some(3 * DAY))
+    );
+    assert_eq!(
+        graphs[2], graphs[0],
+        "withdrawn: exactly the extracted object"
+    );
+}
+
+#[test]
+fn a_note_takes_its_declared_type_and_asserts_its_links() {
+    let old = source("chat/1", 1, PRIMARY);
+    let ids = rounds(vec![(vec![(old.clone(), 1)], vec![])]);
+    let o = memory_id(&ids[0], PRIMARY);
+    let mut note = source("note/p1", 4, MOVE);
+    note.note = Some(Note {
+        memory_type: EpistemicType::Decision,
+        links: vec![("SUPERSEDES".into(), o.clone())],
+        proposer: "agent:scout".into(),
+        proposal: "p1".into(),
+    });
+    let graphs = rounds(vec![(vec![(old, 1), (note, 1)], vec![])]);
+    let written = memory(&graphs[0], MOVE);
+    assert_eq!(written.memory_type, EpistemicType::Decision);
+    assert_eq!(written.extractor, "proposal p1 by agent:scout");
+    let drawn = edges(&graphs[0], "SUPERSEDES");
+    assert_eq!(drawn.len(), 1);
+    assert_eq!(drawn[0].to, o);
+    assert_eq!(standing(&graphs[0], PRIMARY), Standing::Superseded);
 }
