@@ -44,6 +44,8 @@ pub struct EpigraphConfig {
     pub ontology: OntologyConfig,
     /// `epigraph serve`.
     pub serve: ServeConfig,
+    /// Governed writes: the review windows of proposals.
+    pub governance: crate::governance::GovernanceConfig,
     /// Local state of the connectors (manifests of published files). Default
     /// `$EPIGRAPH_HOME/state`.
     pub state_dir: Option<PathBuf>,
@@ -257,7 +259,8 @@ pub struct ServeConfig {
     pub context: epigraph_query::context::ContextConfig,
 }
 
-/// A webhook token and the tenant its events are published under.
+/// A token and the tenant it acts for (`[[serve.tokens]]` for the API, `[[serve.ingest_tokens]]`
+/// for the webhook).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IngestToken {
@@ -265,6 +268,39 @@ pub struct IngestToken {
     pub token: String,
     /// The tenant.
     pub tenant: String,
+    /// A name for who holds it, recorded on what they propose, review and approve (default
+    /// `token-<n>`, its place in the list). Never the token itself.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// What it may do (API tokens): `reader` (read only), `agent` (read and propose; its
+    /// proposals fall under the agents' review window) or `reviewer` (read, propose as a
+    /// person, review judgements, approve and reject proposals). Default `reviewer`.
+    #[serde(default)]
+    pub role: TokenRole,
+}
+
+/// What a token may do.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenRole {
+    /// Read only.
+    Reader,
+    /// Read and propose (as an agent).
+    Agent,
+    /// Read, propose (as a person), review judgements, approve and reject proposals.
+    #[default]
+    Reviewer,
+}
+
+impl TokenRole {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokenRole::Reader => "reader",
+            TokenRole::Agent => "agent",
+            TokenRole::Reviewer => "reviewer",
+        }
+    }
 }
 
 impl ServeConfig {

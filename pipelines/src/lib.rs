@@ -9,11 +9,13 @@
 //! - [`publish`]: a source's scan onto Kafka, with a progress bar.
 //! - [`eval`]: evaluation harnesses (extraction, epistemics, identity, retrieval).
 //! - [`runtime`]: `epigraph run`.
-//! - [`serve`]: `epigraph serve`: routes, authentication, MCP, live feeds, OpenAPI.
+//! - [`serve`]: `epigraph serve`: routes, authentication, MCP, live feeds, OpenAPI, proposals.
+//! - [`governance`]: the review windows of proposals (`[governance]`).
 
 pub mod cli;
 pub mod config;
 pub mod eval;
+pub mod governance;
 pub mod publish;
 pub mod runtime;
 pub mod serve;

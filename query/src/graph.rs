@@ -242,6 +242,25 @@ pub struct ContradictionPair {
     pub recorded_at: Option<i64>,
 }
 
+/// One memory object's editable fields and version (see [`GraphReader::memory_state`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryState {
+    /// Node id.
+    pub id: String,
+    /// Epistemic type (`DECISION`, …).
+    pub memory_type: String,
+    /// Text.
+    pub text: String,
+    /// Valid from.
+    pub t_valid: Option<i64>,
+    /// Valid until.
+    pub t_invalid: Option<i64>,
+    /// Current, superseded, open or answered.
+    pub standing: Option<String>,
+    /// The graph's content hash of the node.
+    pub version: Option<String>,
+}
+
 /// Any node, with its labels and properties.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct NodeView {
@@ -379,6 +398,108 @@ impl GraphReader {
         }
         let counts: Vec<Count> = self.rows(q, "looking up a judgement").await?;
         Ok(counts.first().is_some_and(|c| c.n > 0))
+    }
+
+    /// The fields of one memory object of `tenant` a proposal can change, and its version (the
+    /// graph's content hash): what a proposal's diff is computed against.
+    pub async fn memory_state(
+        &self,
+        tenant: &str,
+        id: &str,
+    ) -> Result<Option<MemoryState>, QueryError> {
+        let q = query(
+            "MATCH (m:Memory {id: $id}) WHERE m.tenant = $tenant \
+             RETURN m.id AS id, m.type AS memory_type, m.text AS text, m.t_valid AS t_valid, \
+             m.t_invalid AS t_invalid, m.standing AS standing, m.content_hash AS version",
+        )
+        .param("id", id)
+        .param("tenant", tenant);
+        let mut states: Vec<MemoryState> = self.rows(q, "reading a memory object's state").await?;
+        Ok(states.pop())
+    }
+
+    /// The versions (content hashes) of the given nodes of `tenant`; unknown ids are left out.
+    pub async fn versions(
+        &self,
+        tenant: &str,
+        ids: &[String],
+    ) -> Result<HashMap<String, String>, QueryError> {
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let q = query(
+            "UNWIND $ids AS nid MATCH (n:Node {id: nid}) WHERE n.tenant = $tenant \
+             RETURN n.id AS id, n.content_hash AS version",
+        )
+        .param("ids", ids.to_vec())
+        .param("tenant", tenant);
+        #[derive(Deserialize)]
+        struct Row {
+            id: String,
+            version: Option<String>,
+        }
+        let rows: Vec<Row> = self.rows(q, "reading node versions").await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|r| Some((r.id, r.version?)))
+            .collect())
+    }
+
+    /// The judged edge `from -[relation]-> to` of `tenant` as the graph holds it now (for
+    /// `CONTRADICTS` and `SAME_AS`, in either direction): `None` if absent, else its `review`
+    /// mark (`None` when unreviewed). `relation` must be a judgement's type or `SAME_AS`.
+    pub async fn edge_review(
+        &self,
+        tenant: &str,
+        relation: &str,
+        from: &str,
+        to: &str,
+    ) -> Result<Option<Option<String>>, QueryError> {
+        // The type comes from a closed list, never from the request's text.
+        let (rel_type, symmetric) = match Judged::parse(relation) {
+            Some(judged) => (judged.rel_type(), judged.symmetric()),
+            None if relation == "SAME_AS" => ("SAME_AS", true),
+            None => {
+                return Err(QueryError::Invalid(format!(
+                    "{relation:?} is not a judgement (CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS, SUPPORTS, SAME_AS)"
+                )));
+            }
+        };
+        let arrow = if symmetric { "" } else { ">" };
+        let text = format!(
+            "MATCH (a:Node {{id: $from}})-[r:{rel_type}]-{arrow}(b:Node {{id: $to}}) \
+             WHERE r.tenant = $tenant RETURN r.review AS review LIMIT 1"
+        );
+        let q = query(&text)
+            .param("from", from)
+            .param("to", to)
+            .param("tenant", tenant);
+        #[derive(Deserialize)]
+        struct Row {
+            review: Option<String>,
+        }
+        let mut rows: Vec<Row> = self.rows(q, "reading a judged edge").await?;
+        Ok(rows.pop().map(|r| r.review))
+    }
+
+    /// The version of source item `source_id` of `tenant` the graph holds, if any.
+    pub async fn source_version(
+        &self,
+        tenant: &str,
+        source_id: &str,
+    ) -> Result<Option<String>, QueryError> {
+        let q = query(
+            "MATCH (s:Source) WHERE s.tenant = $tenant AND s.source_id = $source_id \
+             RETURN s.version AS version LIMIT 1",
+        )
+        .param("source_id", source_id)
+        .param("tenant", tenant);
+        #[derive(Deserialize)]
+        struct Row {
+            version: Option<String>,
+        }
+        let mut rows: Vec<Row> = self.rows(q, "reading a source's version").await?;
+        Ok(rows.pop().and_then(|r| r.version))
     }
 
     /// Cards of the given memory objects of `tenant` (unknown ids are left out).

@@ -264,6 +264,23 @@ pub fn http_get(url: &str) -> Option<(u16, serde_json::Value)> {
     .expect("http thread")
 }
 
+/// GET a URL with an optional bearer token: `(status, answer)`.
+pub fn http_get_with(url: &str, token: Option<&str>) -> (u16, serde_json::Value) {
+    let (url, token) = (url.to_string(), token.map(str::to_string));
+    std::thread::spawn(move || {
+        let client = reqwest::blocking::Client::new();
+        let mut request = client.get(url);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().expect("GET");
+        let status = response.status().as_u16();
+        (status, response.json().unwrap_or(serde_json::Value::Null))
+    })
+    .join()
+    .expect("http thread")
+}
+
 /// POST a JSON body with an optional bearer token: `(status, answer)`.
 pub fn http_post(url: &str, token: Option<&str>, body: &str) -> (u16, serde_json::Value) {
     let (url, token, body) = (url.to_string(), token.map(str::to_string), body.to_string());

@@ -492,12 +492,24 @@ async fn the_query_service_answers_agents_and_analysts_from_the_real_stores() {
     assert_eq!(
         names,
         [
+            "answer_question",
+            "decide_proposal",
+            "dispute",
+            "find_entities",
             "get_context",
             "get_node",
+            "get_proposal",
+            "get_timeline",
             "list_contradictions",
             "list_open_questions",
+            "list_priorities",
+            "list_proposals",
+            "propose_edit",
+            "propose_relation",
+            "remember",
             "review_judgement",
-            "search_memory"
+            "search_memory",
+            "traverse"
         ]
     );
     let args = |v: serde_json::Value| v.as_object().expect("object").clone();

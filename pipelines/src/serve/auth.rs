@@ -8,11 +8,95 @@ use axum::response::{IntoResponse, Response};
 use epigraph_schemas::topics::valid_tenant;
 
 use super::{ApiError, AppState};
-use crate::config::ServeConfig;
+use crate::config::{ServeConfig, TokenRole};
 
 /// The tenant a request acts for, set by [`authenticate`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tenant(pub String);
+
+/// Who is asking, set by [`authenticate`]: the token's name and role. Without tokens
+/// (development mode, loopback only) it is `local`, a reviewer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The token's name (`token-<n>` when it has none).
+    pub name: String,
+    /// What it may do.
+    pub role: TokenRole,
+}
+
+impl Caller {
+    /// `Ok` if the caller may propose, else `403`.
+    pub fn may_propose(&self) -> Result<(), ApiError> {
+        if self.role == TokenRole::Reader {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!("token {:?} is a reader: it cannot write", self.name),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `Ok` if the caller may review judgements and approve or reject proposals, else `403`.
+    pub fn may_review(&self) -> Result<(), ApiError> {
+        if self.role != TokenRole::Reviewer {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "token {:?} is {}: only a reviewer's token reviews, approves or rejects",
+                    self.name,
+                    match self.role {
+                        TokenRole::Reader => "a reader",
+                        _ => "an agent",
+                    }
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The caller presenting `headers` (its token already checked by [`resolve`]).
+///
+/// ```
+/// use axum::http::HeaderMap;
+/// use epigraph::config::{IngestToken, ServeConfig, TokenRole};
+/// use epigraph::serve::auth::caller;
+/// let mut config = ServeConfig::default();
+/// assert_eq!(caller(&config, &HeaderMap::new()).name, "local");
+/// config.tokens.push(IngestToken { token: "s3cret".into(), tenant: "acme".into(),
+///     name: None, role: TokenRole::Agent });
+/// let mut headers = HeaderMap::new();
+/// headers.insert("authorization", "Bearer s3cret".parse().unwrap());
+/// let who = caller(&config, &headers);
+/// assert_eq!((who.name.as_str(), who.role), ("token-1", TokenRole::Agent));
+/// ```
+pub fn caller(config: &ServeConfig, headers: &HeaderMap) -> Caller {
+    if config.tokens.is_empty() {
+        return Caller {
+            name: "local".into(),
+            role: TokenRole::Reviewer,
+        };
+    }
+    let presented = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .unwrap_or_default();
+    config
+        .tokens
+        .iter()
+        .enumerate()
+        .find(|(_, t)| constant_time_eq(t.token.as_bytes(), presented.as_bytes()))
+        .map(|(i, t)| Caller {
+            name: t.name.clone().unwrap_or_else(|| format!("token-{}", i + 1)),
+            role: t.role,
+        })
+        .unwrap_or(Caller {
+            name: "unknown".into(),
+            role: TokenRole::Reader,
+        })
+}
 
 /// The `tenant` query parameter of a request, if any.
 ///
@@ -39,7 +123,8 @@ pub fn tenant_parameter(query: Option<&str>) -> Option<String> {
 /// let mut config = ServeConfig::default();
 /// assert_eq!(resolve(&config, &HeaderMap::new(), Some("acme")).unwrap(), "acme");
 /// assert_eq!(resolve(&config, &HeaderMap::new(), None).unwrap(), "default");
-/// config.tokens.push(IngestToken { token: "s3cret".into(), tenant: "acme".into() });
+/// config.tokens.push(IngestToken { token: "s3cret".into(), tenant: "acme".into(),
+///     name: None, role: Default::default() });
 /// let mut headers = HeaderMap::new();
 /// assert_eq!(resolve(&config, &headers, None).unwrap_err().status().as_u16(), 401);
 /// headers.insert("authorization", "Bearer s3cret".parse().unwrap());
@@ -109,7 +194,9 @@ pub async fn authenticate(
     let parameter = tenant_parameter(request.uri().query());
     match resolve(&state.config, request.headers(), parameter.as_deref()) {
         Ok(tenant) => {
+            let who = caller(&state.config, request.headers());
             request.extensions_mut().insert(Tenant(tenant));
+            request.extensions_mut().insert(who);
             next.run(request).await
         }
         Err(error) => {

@@ -1,7 +1,10 @@
 //! The query service as MCP tools for agents (official Rust SDK `rmcp`, streamable HTTP at
 //! `/mcp`): `search_memory`, `get_context`, `get_node`, `list_contradictions`,
-//! `list_open_questions`, and one write, `review_judgement` (confirm or reject a judgement,
-//! as `POST /v1/reviews`). The tenant comes from the same bearer-token check as the HTTP API
+//! `list_open_questions`, `list_priorities`, `get_timeline`, `find_entities`, `traverse`;
+//! governed writes, each a proposal (`POST /v1/proposals`): `remember`, `propose_edit`,
+//! `propose_relation`, `dispute`, `answer_question`, with `list_proposals`, `get_proposal`,
+//! `decide_proposal`; and `review_judgement` (a reviewer's token: confirm or reject a judgement
+//! at once, as `POST /v1/reviews`). The tenant comes from the same bearer-token check as the HTTP API
 //! (the [`auth`](super::auth) middleware runs in front of `/mcp`).
 
 use std::sync::Arc;
@@ -16,10 +19,15 @@ use serde::Deserialize;
 
 use epigraph_query::QueryError;
 use epigraph_query::briefing::ContextRequest;
-use epigraph_query::reads::ListParams;
+use epigraph_query::reads::{
+    EntityParams, ListParams, PriorityParams, TimelineParams, TraverseParams,
+};
 use epigraph_query::search::{Level, SearchParams};
+use epigraph_schemas::feedback::{Judged, ReviewVerdict};
+use epigraph_schemas::proposals::{Change, NoteLink, ProposalState, ProposerKind};
 
-use super::auth::Tenant;
+use super::auth::{Caller, Tenant};
+use super::proposals::{Decision, ProposalRequest, ReadItem};
 use super::{ApiError, AppState};
 
 /// The MCP server: one per session, sharing the service's state.
@@ -90,6 +98,158 @@ pub struct ReviewArgs {
     pub agent: Option<String>,
 }
 
+/// Who the agent is, on every write tool.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct AgentArgs {
+    /// The agent's name (recorded on the proposal).
+    pub agent: Option<String>,
+    /// The model behind the agent (recorded on the proposal).
+    pub model: Option<String>,
+    /// Why: the evidence or instruction behind the write.
+    pub why: Option<String>,
+    /// Ids of the memory objects the agent read before writing (read provenance): if any of
+    /// them changes before the proposal applies, it is not applied (conflicted).
+    #[serde(default)]
+    pub read: Vec<String>,
+}
+
+/// Arguments of `remember`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RememberArgs {
+    /// DECISION, CONSTRAINT, EVIDENCE, PLAN, HYPOTHESIS, OBSERVATION, EVALUATION, NARRATIVE or
+    /// QUESTION.
+    pub memory_type: String,
+    /// The statement, in full sentences.
+    pub text: String,
+    /// A title.
+    pub title: Option<String>,
+    /// Names of the entities it is about.
+    #[serde(default)]
+    pub about: Vec<String>,
+    /// Ids of memory objects this one replaces (asserted SUPERSEDES edges).
+    #[serde(default)]
+    pub supersedes: Vec<String>,
+    /// Who and why.
+    #[serde(flatten)]
+    pub by: AgentArgs,
+}
+
+/// Arguments of `propose_edit`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct EditArgs {
+    /// The memory object's id.
+    pub node: String,
+    /// Its new epistemic type.
+    pub memory_type: Option<String>,
+    /// Its new text.
+    pub text: Option<String>,
+    /// New start of validity (YYYY-MM-DD, RFC 3339 or ms since the epoch).
+    pub valid_from: Option<String>,
+    /// New end of validity: it stops being current then.
+    pub valid_until: Option<String>,
+    /// Who and why.
+    #[serde(flatten)]
+    pub by: AgentArgs,
+}
+
+/// Arguments of `propose_relation` and `dispute`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RelationArgs {
+    /// CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS or SUPPORTS between memory objects (SAME_AS
+    /// between entities for `dispute`).
+    pub relation: String,
+    /// Start node id.
+    pub from: String,
+    /// End node id.
+    pub to: String,
+    /// Who and why.
+    #[serde(flatten)]
+    pub by: AgentArgs,
+}
+
+/// Arguments of `answer_question`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct AnswerArgs {
+    /// The open question's id.
+    pub question: String,
+    /// The answer, in full sentences.
+    pub text: String,
+    /// Its epistemic type (default EVIDENCE; DECISION when the answer is a choice made).
+    pub memory_type: Option<String>,
+    /// Who and why.
+    #[serde(flatten)]
+    pub by: AgentArgs,
+}
+
+/// Arguments of `list_proposals`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ProposalListArgs {
+    /// Only this state: proposed, approved, rejected, withdrawn, applied, conflicted.
+    pub state: Option<String>,
+    /// Most proposals (default 20).
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `get_proposal`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ProposalArgs {
+    /// The proposal's id.
+    pub id: String,
+}
+
+/// Arguments of `decide_proposal`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct DecideArgs {
+    /// The proposal's id.
+    pub id: String,
+    /// approve, reject or withdraw.
+    pub decision: String,
+    /// Why.
+    pub reason: Option<String>,
+}
+
+/// Arguments of `list_priorities`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct PriorityArgs {
+    /// How many (default 20).
+    pub top: Option<usize>,
+    /// Only these epistemic types, comma-separated.
+    pub types: Option<String>,
+}
+
+/// Arguments of `get_timeline`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct TimelineArgs {
+    /// The subject: an entity's name, alias or id.
+    pub subject: String,
+    /// Only these epistemic types, comma-separated.
+    pub types: Option<String>,
+    /// The state at this instant (YYYY-MM-DD, RFC 3339 or ms since the epoch).
+    pub as_of: Option<String>,
+    /// Most entries (default 50).
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `find_entities`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct EntityArgs {
+    /// A name, alias, address or id.
+    pub name: String,
+    /// Most entities (default 20).
+    pub limit: Option<usize>,
+}
+
+/// Arguments of `traverse`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct TraverseArgs {
+    /// Start node id, or an entity name.
+    pub from: String,
+    /// Relationship types in order, comma-separated; `<TYPE` follows one backwards.
+    pub path: String,
+    /// Most paths (default 20).
+    pub limit: Option<usize>,
+}
+
 impl From<ListArgs> for ListParams {
     /// The HTTP list parameters of a tool call: 20 items by default, standing ones only.
     fn from(args: ListArgs) -> Self {
@@ -116,6 +276,23 @@ fn to_tool_error(error: ApiError) -> ErrorData {
     } else {
         ErrorData::internal_error(error.message().to_string(), None)
     }
+}
+
+fn caller_of(parts: &axum::http::request::Parts) -> Result<Caller, ErrorData> {
+    parts
+        .extensions
+        .get::<Caller>()
+        .cloned()
+        .ok_or_else(|| ErrorData::internal_error("no caller resolved for this request", None))
+}
+
+/// An instant as the tools take it (YYYY-MM-DD, RFC 3339 or ms since the epoch), in ms.
+fn instant(text: Option<String>) -> Result<Option<i64>, ErrorData> {
+    text.map(|t| {
+        epigraph_query::rank::parse_instant(&t)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))
+    })
+    .transpose()
 }
 
 /// The tool boilerplate in one place: resolve the tenant, ask the query core, answer its
@@ -260,7 +437,7 @@ impl EpigraphMcp {
     }
 
     #[tool(
-        description = "Confirm or reject one of the system's judgements (a contradiction, supersession, answer, block, support or same-as link) with the reason. A rejected judgement is retracted at the pipeline's next epoch, with what followed from it; the review is recorded with the agent's name and can be withdrawn by a person.",
+        description = "Confirm or reject one of the system's judgements (a contradiction, supersession, answer, block, support or same-as link) with the reason, at once (a reviewer's token; an agent's token uses dispute, a proposal). A rejected judgement is retracted at the pipeline's next epoch, with what followed from it; the review is recorded with the agent's name and can be withdrawn by a person.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -273,6 +450,7 @@ impl EpigraphMcp {
         Parameters(args): Parameters<ReviewArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let tenant = tenant_of(&parts)?;
+        caller_of(&parts)?.may_review().map_err(to_tool_error)?;
         let verdict = match args.verdict.as_str() {
             "confirm" => epigraph_schemas::feedback::ReviewVerdict::Confirm,
             "reject" => epigraph_schemas::feedback::ReviewVerdict::Reject,
@@ -295,6 +473,329 @@ impl EpigraphMcp {
             .await
             .map_err(to_tool_error)?;
         json_result(&receipt)
+    }
+
+    /// Propose `change` as an agent: recorded with the agent's name, model, reasons and reads,
+    /// applied under the agents' review window.
+    async fn propose(
+        &self,
+        parts: &axum::http::request::Parts,
+        change: Change,
+        by: AgentArgs,
+    ) -> Result<CallToolResult, ErrorData> {
+        let tenant = tenant_of(parts)?;
+        let caller = caller_of(parts)?;
+        caller.may_propose().map_err(to_tool_error)?;
+        let desk = super::proposals::http::desk(&self.state).map_err(to_tool_error)?;
+        let request = ProposalRequest {
+            change,
+            why: by.why,
+            read: by.read.into_iter().map(ReadItem::Id).collect(),
+            agent: Some(by.agent.unwrap_or_else(|| "agent".into())),
+            model: by.model,
+        };
+        let view = desk
+            .propose(
+                &self.state,
+                &tenant,
+                &caller.name,
+                ProposerKind::Agent,
+                request,
+            )
+            .await
+            .map_err(to_tool_error)?;
+        json_result(&view)
+    }
+
+    #[tool(
+        description = "Write a new memory object (a note or decision record) into the organisation's memory, as a proposal: it is applied at once, after a review window, or when a person approves it (the answer says which: state proposed/applied), and then it is searchable, gets a priority and can be superseded or contradicted like any other statement. Give the type, full-sentence text, the entities it is about, the ids it replaces (supersedes), why, and the ids you read.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false
+        )
+    )]
+    async fn remember(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<RememberArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let links = args
+            .supersedes
+            .into_iter()
+            .map(|to| NoteLink {
+                relation: Judged::Supersedes,
+                to,
+            })
+            .collect();
+        let change = Change::Remember {
+            memory_type: args.memory_type,
+            title: args.title,
+            text: args.text,
+            about: args.about,
+            links,
+        };
+        self.propose(&parts, change, args.by).await
+    }
+
+    #[tool(
+        description = "Propose an edit of one memory object: its type, text, or validity (valid_until retires it). The server computes the diff against the current state; if the object changes before the edit applies, the edit is not applied (conflicted).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false
+        )
+    )]
+    async fn propose_edit(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<EditArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let change = Change::Edit {
+            node: args.node,
+            memory_type: args.memory_type,
+            text: args.text,
+            valid_from: instant(args.valid_from)?,
+            valid_until: instant(args.valid_until)?,
+        };
+        self.propose(&parts, change, args.by).await
+    }
+
+    #[tool(
+        description = "Propose a relation between two memory objects that the system did not draw: CONTRADICTS, SUPERSEDES (from replaces to), ANSWERS (from answers the question to), BLOCKS (the question from holds up to) or SUPPORTS. Once applied it is drawn as asserted, with what follows (an asserted supersession retires the older statement).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true
+        )
+    )]
+    async fn propose_relation(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<RelationArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let change = Change::Judgement {
+            relation: args.relation,
+            from: args.from,
+            to: args.to,
+            verdict: ReviewVerdict::Assert,
+        };
+        self.propose(&parts, change, args.by).await
+    }
+
+    #[tool(
+        description = "Dispute one of the system's judgements (a contradiction, supersession, answer, block, support or same-as link) you have evidence against, with the reason: proposed for retraction, applied under the agents' review window.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true
+        )
+    )]
+    async fn dispute(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<RelationArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let change = Change::Judgement {
+            relation: args.relation,
+            from: args.from,
+            to: args.to,
+            verdict: ReviewVerdict::Reject,
+        };
+        self.propose(&parts, change, args.by).await
+    }
+
+    #[tool(
+        description = "Answer an open question: writes the answer as a new memory object that ANSWERS the question (as a proposal, like remember); once applied the question is answered.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false
+        )
+    )]
+    async fn answer_question(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<AnswerArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let change = Change::Remember {
+            memory_type: args.memory_type.unwrap_or_else(|| "EVIDENCE".into()),
+            title: None,
+            text: args.text,
+            about: Vec::new(),
+            links: vec![NoteLink {
+                relation: Judged::Answers,
+                to: args.question,
+            }],
+        };
+        self.propose(&parts, change, args.by).await
+    }
+
+    #[tool(
+        description = "Proposals (governed writes) of this organisation, newest first: what was proposed, by whom, the diff, and its state.",
+        annotations(read_only_hint = true)
+    )]
+    async fn list_proposals(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<ProposalListArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let tenant = tenant_of(&parts)?;
+        let desk = super::proposals::http::desk(&self.state).map_err(to_tool_error)?;
+        let state = match args.state.as_deref() {
+            None => None,
+            Some(name) => Some(ProposalState::parse(name).ok_or_else(|| {
+                ErrorData::invalid_params(format!("unknown proposal state {name:?}"), None)
+            })?),
+        };
+        json_result(&serde_json::json!({
+            "proposals": desk.list(&tenant, state, args.limit.unwrap_or(20))
+        }))
+    }
+
+    #[tool(
+        description = "One proposal with its full history (proposed, approved, rejected, withdrawn, applied, conflicted: who, when, why, and what changed).",
+        annotations(read_only_hint = true)
+    )]
+    async fn get_proposal(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<ProposalArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let tenant = tenant_of(&parts)?;
+        let desk = super::proposals::http::desk(&self.state).map_err(to_tool_error)?;
+        match desk.get(&tenant, &args.id) {
+            Some(view) => json_result(&view),
+            None => Err(ErrorData::invalid_params(
+                format!("no proposal {:?}", args.id),
+                None,
+            )),
+        }
+    }
+
+    #[tool(
+        description = "Approve, reject or withdraw a proposal. Approving and rejecting need a reviewer's token and never apply to a proposal made with the same token; withdrawing takes back your own.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false
+        )
+    )]
+    async fn decide_proposal(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<DecideArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let tenant = tenant_of(&parts)?;
+        let caller = caller_of(&parts)?;
+        let decision = match args.decision.to_ascii_lowercase().as_str() {
+            "approve" => Decision::Approve,
+            "reject" => Decision::Reject,
+            "withdraw" => Decision::Withdraw,
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("decision {other:?} is not approve, reject or withdraw"),
+                    None,
+                ));
+            }
+        };
+        let desk = super::proposals::http::desk(&self.state).map_err(to_tool_error)?;
+        let view = desk
+            .decide(
+                &self.state,
+                &tenant,
+                &args.id,
+                &caller,
+                decision,
+                args.reason,
+            )
+            .await
+            .map_err(to_tool_error)?;
+        json_result(&view)
+    }
+
+    #[tool(
+        description = "The memory objects of highest priority K now (OIDA Eq. 1: structural importance, urgency, uncertainty, evidence, usage and contradiction penalty), with the terms of each.",
+        annotations(read_only_hint = true)
+    )]
+    async fn list_priorities(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<PriorityArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let params = PriorityParams {
+            top: args.top,
+            types: args.types,
+            tenant: None,
+        };
+        answer(&parts, |tenant| async move {
+            self.state.query().priorities(&tenant, &params).await
+        })
+        .await
+    }
+
+    #[tool(
+        description = "What was true about a subject over time: its decisions, plans and other statements oldest first, each with its standing as of the instant asked (what superseded what).",
+        annotations(read_only_hint = true)
+    )]
+    async fn get_timeline(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<TimelineArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let params = TimelineParams {
+            subject: args.subject,
+            types: args.types,
+            as_of: args.as_of,
+            limit: Some(args.limit.unwrap_or(50)),
+            tenant: None,
+        };
+        answer(&parts, |tenant| async move {
+            self.state.query().timeline(&tenant, &params).await
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Find entities (people, projects, organisations, …) by name, alias or address, as their canonical entity with aliases.",
+        annotations(read_only_hint = true)
+    )]
+    async fn find_entities(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<EntityArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let params = EntityParams {
+            name: args.name,
+            exact: None,
+            limit: args.limit,
+            tenant: None,
+        };
+        answer(&parts, |tenant| async move {
+            self.state.query().entities(&tenant, &params).await
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Follow typed relationships from a node or entity, e.g. path GOVERNED_BY,<EXCEPTION_TO (a leading < follows a relationship backwards); returns each path as its nodes.",
+        annotations(read_only_hint = true)
+    )]
+    async fn traverse(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<TraverseArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let params = TraverseParams {
+            from: args.from,
+            path: args.path,
+            limit: Some(args.limit.unwrap_or(20)),
+            tenant: None,
+        };
+        answer(&parts, |tenant| async move {
+            self.state.query().traverse(&tenant, &params).await
+        })
+        .await
     }
 
     #[tool(
@@ -322,8 +823,11 @@ impl ServerHandler for EpigraphMcp {
             .with_instructions(
                 "epigraph is the organisation's epistemic memory. Use get_context for a briefing \
                  on a topic, search_memory for specific statements, list_contradictions and \
-                 list_open_questions for what is disputed or unknown, get_node for details, \
-                 and review_judgement to confirm or reject a judgement you have evidence on.",
+                 list_open_questions for what is disputed or unknown, get_node, get_timeline, \
+                 find_entities and traverse for details. To write, use remember, propose_edit, \
+                 propose_relation, dispute or answer_question: each is a proposal the server \
+                 applies at once, after a review window or on approval; list_proposals and \
+                 get_proposal show where it is.",
             )
     }
 }

@@ -11,6 +11,8 @@
 //! - `GET /v1/nodes/{id}`, `/v1/nodes/{id}/neighborhood`, `/v1/entities`, `/v1/contradictions`,
 //!   `/v1/questions`, `/v1/priorities`, `/v1/timeline`, `/v1/traverse` ([`api`]).
 //! - `GET|POST|DELETE /v1/reviews`: review actions on the system's judgements ([`reviews`]).
+//! - `GET|POST /v1/proposals`, `GET /v1/proposals/{id}`, `POST /v1/proposals/{id}/approve|
+//!   reject|withdraw`: governed writes ([`proposals`]).
 //! - `GET /v1/priorities/history`, `/v1/priorities/movers`: K over time ([`history`]).
 //! - `GET /v1/dead-letters`: what was refused, why, and the raw item ([`dead_letters`]).
 //! - `/mcp`: the same as MCP tools, streamable HTTP ([`mcp`]).
@@ -31,6 +33,7 @@ pub mod live;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+pub mod proposals;
 pub mod reviews;
 pub mod webhook;
 pub mod workspace;
@@ -63,6 +66,7 @@ pub struct AppState {
     webhook: Option<webhook::Webhook>,
     live: live::LiveHub,
     reviews: Option<reviews::ReviewDesk>,
+    proposals: Option<proposals::ProposalDesk>,
     dead_letters: dead_letters::DeadLetterLog,
     history: history::PriorityHistory,
 }
@@ -83,6 +87,7 @@ impl AppState {
             webhook,
             live: live::LiveHub::default(),
             reviews: None,
+            proposals: None,
             dead_letters: dead_letters::DeadLetterLog::default(),
             history: history::PriorityHistory::default(),
         }
@@ -91,6 +96,12 @@ impl AppState {
     /// With review actions (`/v1/reviews`) published and listed by `desk`.
     pub fn with_reviews(mut self, desk: reviews::ReviewDesk) -> Self {
         self.reviews = Some(desk);
+        self
+    }
+
+    /// With governed writes (`/v1/proposals`) recorded and applied by `desk`.
+    pub fn with_proposals(mut self, desk: proposals::ProposalDesk) -> Self {
+        self.proposals = Some(desk);
         self
     }
 
@@ -284,6 +295,17 @@ pub fn router(state: AppState) -> Router {
                 .post(reviews::review)
                 .delete(reviews::withdraw),
         )
+        .route(
+            "/v1/proposals",
+            get(proposals::http::list).post(proposals::http::propose),
+        )
+        .route("/v1/proposals/{id}", get(proposals::http::get))
+        .route("/v1/proposals/{id}/approve", post(proposals::http::approve))
+        .route("/v1/proposals/{id}/reject", post(proposals::http::reject))
+        .route(
+            "/v1/proposals/{id}/withdraw",
+            post(proposals::http::withdraw),
+        )
         .route("/v1/dead-letters", get(dead_letters::dead_letters))
         .route("/v1/dashboard/stream", get(live::stream))
         .nest_service("/mcp", mcp::service(state.clone()))
@@ -397,8 +419,20 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
         config.kafka.feedback_topic(),
     );
     desk.follow(config.kafka.clone());
-    let state =
-        AppState::new(lance, graph, config.serve.clone(), webhook, usage).with_reviews(desk);
+    // Proposals are recorded on their topic, read back at start, and applied on time.
+    epigraph_sources::kafka::ensure_topics(&config.kafka)
+        .await
+        .context("creating topics for proposals (is Kafka up?)")?;
+    let proposals = proposals::ProposalDesk::new(
+        epigraph_sources::kafka::EventProducer::new(&config.kafka)?,
+        config.kafka.proposals_topic(),
+        config.governance.clone(),
+    )?;
+    proposals.follow(config.kafka.clone());
+    let state = AppState::new(lance, graph, config.serve.clone(), webhook, usage)
+        .with_reviews(desk)
+        .with_proposals(proposals.clone());
+    proposals.keep_time(state.clone());
     state.dead_letters.follow(config.kafka.clone());
     state.history.follow(config.kafka.clone());
     Ok(state)

@@ -43,6 +43,12 @@ impl Modify for BearerAuth {
         super::reviews::review,
         super::reviews::withdraw,
         super::reviews::reviews,
+        super::proposals::http::propose,
+        super::proposals::http::list,
+        super::proposals::http::get,
+        super::proposals::http::approve,
+        super::proposals::http::reject,
+        super::proposals::http::withdraw,
         super::dead_letters::dead_letters,
         super::history::history,
         super::history::movers
@@ -54,6 +60,7 @@ impl Modify for BearerAuth {
         (name = "retrieval", description = "Search and context blocks"),
         (name = "graph", description = "Nodes, entities, contradictions, questions, priorities, timelines"),
         (name = "reviews", description = "Confirm or reject the system's judgements, and withdraw a review"),
+        (name = "proposals", description = "Governed writes: propose a note, an edit or a verdict; approve, reject or withdraw; the audit trail"),
         (name = "health", description = "What the pipeline refused, and why")
     )
 )]
@@ -84,6 +91,9 @@ mod tests {
             "/v1/timeline",
             "/v1/traverse",
             "/v1/dashboard/stream",
+            "/v1/proposals",
+            "/v1/proposals/{id}",
+            "/v1/proposals/{id}/approve",
         ] {
             assert!(paths.contains_key(path), "{path} is missing");
         }

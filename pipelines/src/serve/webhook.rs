@@ -54,6 +54,12 @@ pub struct WebhookEvent {
     /// Source-specific fields.
     #[serde(default)]
     pub extras: BTreeMap<String, String>,
+    /// Optimistic concurrency: the version of the item the writer last saw (the `version` a
+    /// previous `POST /v1/ingest` answered, or the `Source` node's). If the item's current
+    /// version differs the event is refused with `409` and the current version. `""` means
+    /// "create only": refused if the item exists. Absent: the event replaces whatever is there.
+    #[serde(default)]
+    pub if_version: Option<String>,
 }
 
 /// Why a webhook body is refused: answered `400` with this text, which is also the reason of its
@@ -98,6 +104,40 @@ pub struct Webhook {
     producer: Arc<EventProducer>,
     tokens: Arc<Vec<IngestToken>>,
     dead_letter_max_bytes: usize,
+    /// The version this server last accepted per item key (`None`: deleted), newer than what
+    /// the graph may show yet; and the lock that makes a check and its publication one step.
+    accepted: Arc<tokio::sync::Mutex<lru_versions::Versions>>,
+}
+
+mod lru_versions {
+    use std::collections::{HashMap, VecDeque};
+
+    /// The last accepted version of at most [`Versions::CAPACITY`] items, oldest forgotten
+    /// first (a forgotten item's version is read from the graph).
+    #[derive(Debug, Default)]
+    pub struct Versions {
+        map: HashMap<String, Option<String>>,
+        order: VecDeque<String>,
+    }
+
+    impl Versions {
+        pub const CAPACITY: usize = 100_000;
+
+        pub fn get(&self, key: &str) -> Option<&Option<String>> {
+            self.map.get(key)
+        }
+
+        pub fn insert(&mut self, key: String, version: Option<String>) {
+            if self.map.insert(key.clone(), version).is_none() {
+                self.order.push_back(key);
+                if self.order.len() > Self::CAPACITY
+                    && let Some(old) = self.order.pop_front()
+                {
+                    self.map.remove(&old);
+                }
+            }
+        }
+    }
 }
 
 impl Webhook {
@@ -111,6 +151,7 @@ impl Webhook {
             producer: Arc::new(producer),
             tokens: Arc::new(tokens),
             dead_letter_max_bytes,
+            accepted: Arc::default(),
         }
     }
 
@@ -219,8 +260,50 @@ pub(super) async fn ingest(
             return Err(ApiError::bad_request(reason));
         }
     };
+    let if_version = serde_json::from_slice::<WebhookEvent>(&body)
+        .ok()
+        .and_then(|e| e.if_version);
+    let mut accepted = webhook.accepted.lock().await;
+    if let Some(expected) = if_version {
+        let current = match accepted.get(&event.key()) {
+            Some(version) => version.clone(),
+            None => state
+                .query()
+                .graph()
+                .source_version(&tenant, &event.source_id)
+                .await?
+                .filter(|v| v != "deleted"),
+        };
+        let matches = match &current {
+            None => expected.is_empty(),
+            Some(version) => *version == expected,
+        };
+        if !matches {
+            let message = match &current {
+                None => format!(
+                    "stale write: {} does not exist (expected version {expected:?})",
+                    event.key()
+                ),
+                Some(v) => format!(
+                    "stale write: {} is at version {v}, not {expected:?}",
+                    event.key()
+                ),
+            };
+            let answer = json!({
+                "error": {"code": 409, "message": message},
+                "key": event.key(),
+                "current_version": current,
+            });
+            return Ok((StatusCode::CONFLICT, Json(answer)));
+        }
+    }
     let answer = json!({"accepted": true, "key": event.key(), "version": event.version, "event_id": event.event_id});
+    let (key, version) = (
+        event.key(),
+        (event.op == Op::Upsert).then(|| event.version.clone()),
+    );
     webhook.producer.publish([event], |_| {}).await?;
+    accepted.insert(key, version);
     Ok((StatusCode::ACCEPTED, Json(answer)))
 }
 

@@ -38,6 +38,9 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), SourceError> {
     // K's history: kept 30 days.
     let priorities = config.priorities_topic();
     topics.push(NewTopic::new(&priorities, 1, replication()).set("retention.ms", "2592000000"));
+    // Proposals are the audit trail of governed writes: every step kept, forever.
+    let proposals = config.proposals_topic();
+    topics.push(NewTopic::new(&proposals, 1, replication()).set("retention.ms", "-1"));
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin
         .create_topics(topics.iter(), &options)
@@ -70,6 +73,7 @@ pub async fn delete_topics(config: &KafkaConfig) -> Result<(), SourceError> {
     topics.push(config.feedback_topic());
     topics.push(config.changes_topic());
     topics.push(config.priorities_topic());
+    topics.push(config.proposals_topic());
     let names: Vec<&str> = topics.iter().map(String::as_str).collect();
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin

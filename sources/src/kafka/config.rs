@@ -73,6 +73,12 @@ impl KafkaConfig {
     pub fn priorities_topic(&self) -> String {
         format!("{}.priorities", self.topic_prefix)
     }
+
+    /// Proposals (`ProposalRecord`s, the audit trail of governed writes): `<prefix>.proposals`,
+    /// kept forever.
+    pub fn proposals_topic(&self) -> String {
+        format!("{}.proposals", self.topic_prefix)
+    }
 }
 
 impl Default for KafkaConfig {
