@@ -205,6 +205,27 @@ try {
   step("health", { memory_rows: memoryRows, routes: routes.length, dead_letters: dead.length });
   await shot(page, "health");
 
+  // ---- Proposals: one waits for approval (person = "approval" on this server); approve it.
+  const proposed = await page.evaluate(async (tenant) => {
+    const response = await fetch(`/v1/proposals?tenant=${encodeURIComponent(tenant)}`, {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ change: { kind: "remember", memory_type: "DECISION", text: "Decision: the analysts review open proposals every Tuesday." }, why: "browser test" }),
+    });
+    return { status: response.status, body: await response.json() };
+  }, tenant);
+  check(proposed.status === 201 && proposed.body.state === "proposed", `proposals: a proposal waits: ${JSON.stringify(proposed)}`);
+  await pressKey("8");
+  const card = `article.proposal[data-id="${proposed.body.id}"]`;
+  await page.waitForSelector(`${card}[data-state="proposed"]`);
+  check((await page.locator(`${card} table.diff`).innerText()).includes("DECISION"), "proposals: the server's diff is shown");
+  await shot(page, "proposals");
+  await page.fill(`${card} input.reason`, "agreed in the Monday sync");
+  await page.click(`${card} button[data-act="approve"]`);
+  await page.waitForSelector(`${card}[data-state="applied"]`, { timeout: 20000 });
+  const trail = await page.locator(`${card} ol.history li`).allTextContents();
+  check(trail.length === 3 && trail[1].includes("agreed in the Monday sync"), `proposals: the history reads proposed, approved (with the reason), applied: ${trail}`);
+  step("proposals", { id: proposed.body.id, state: "applied", history: trail.length });
+
   // ---- /dashboard is the same workspace.
   await page.goto(`${base}/dashboard?tenant=${encodeURIComponent(tenant)}`);
   await page.waitForSelector("#priorities tbody tr[data-id]", { timeout: 60000 });

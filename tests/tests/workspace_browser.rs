@@ -149,7 +149,7 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
     let config = env.dir.path().join("serve.toml");
     std::fs::write(
         &config,
-        "[serve]\nreport_usage = false\nlive_poll_ms = 2000\n",
+        "[serve]\nreport_usage = false\nlive_poll_ms = 2000\n[governance]\nperson = \"approval\"\n",
     )
     .expect("config");
     let server = env.serve_with(&["--config", config.to_str().expect("utf-8")]);
@@ -279,7 +279,8 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
             "timeline",
             "contradiction-live",
             "reviews",
-            "health"
+            "health",
+            "proposals"
         ],
         "{steps:?}"
     );
@@ -293,6 +294,7 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
         "contradictions-new",
         "reviews",
         "health",
+        "proposals",
         "phone-priorities",
         "phone-contradictions",
     ] {

@@ -27,6 +27,11 @@ const FILES: &[(&str, &str, &[u8])] = &[
         "text/javascript",
         include_bytes!("ui/health.js"),
     ),
+    (
+        "proposals.js",
+        "text/javascript",
+        include_bytes!("ui/proposals.js"),
+    ),
     ("app.css", "text/css", include_bytes!("ui/app.css")),
     (
         "vendor/cytoscape.min.js",

@@ -1,11 +1,12 @@
 // The analyst workspace: settings, the API, the live feed and the hash router.
 //
-// Pages (pages.js, entity.js, health.js) are functions `(view, ctx) => cleanup?` that draw into
+// Pages (pages.js, entity.js, health.js, proposals.js) are functions `(view, ctx) => cleanup?` that draw into
 // `view`. They re-render when the live feed pushes a snapshot (unless an as-of instant is set:
 // then they read the API at that instant), when the as-of instant changes, and on navigation.
 import { pages } from "./pages.js";
 import { entityPage } from "./entity.js";
 import { healthPage } from "./health.js";
+import { proposalsPage } from "./proposals.js";
 
 export const $ = (id) => document.getElementById(id);
 export const esc = (s) =>
@@ -185,6 +186,7 @@ const routes = {
   entity: entityPage,
   reviews: pages.reviews,
   health: healthPage,
+  proposals: proposalsPage,
 };
 export const routeNames = Object.keys(routes);
 const LIVE_PAGES = new Set(["priorities", "contradictions", "questions", "health"]);
@@ -264,7 +266,7 @@ function init() {
   const hashAsOf = route().query.get("as_of");
   if (hashAsOf) settings.asOf = new Date(hashAsOf).getTime();
   window.addEventListener("hashchange", () => render({ reason: "navigate" }));
-  // Keyboard: 1–7 switch pages, "/" focuses the page's first input, Escape returns focus to
+  // Keyboard: 1–8 switch pages, "/" focuses the page's first input, Escape returns focus to
   // the page; arrows move between rows (pages.js).
   document.addEventListener("keydown", (event) => {
     if (event.target.closest("input, textarea, select") || event.altKey || event.ctrlKey || event.metaKey) return;
