@@ -46,7 +46,8 @@ pub struct DeadLetterView {
 }
 
 impl DeadLetterView {
-    fn of(letter: &DeadLetter) -> Self {
+    /// The view of a letter (also `epigraph dlq show --json`).
+    pub fn of(letter: &DeadLetter) -> Self {
         let raw = letter.raw();
         let shown = &raw[..raw.len().min(PREVIEW_BYTES)];
         DeadLetterView {
