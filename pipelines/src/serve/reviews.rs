@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use axum::Json;
-use axum::extract::{Extension, Query, State};
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use epigraph_query::QueryError;
 use epigraph_schemas::feedback::{Feedback, IdentityVerdict, Judged, ReviewVerdict, review_key};
@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Tenant;
+use super::extract::{ApiJson, ApiQuery};
 use super::{ApiError, AppState};
 
 /// The relationship type of identity links, reviewed as identity verdicts.
@@ -283,7 +284,7 @@ fn desk(state: &AppState) -> Result<&ReviewDesk, ApiError> {
 pub async fn review(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
-    Json(request): Json<ReviewRequest>,
+    ApiJson(request): ApiJson<ReviewRequest>,
 ) -> Result<(StatusCode, Json<ReviewReceipt>), ApiError> {
     Ok((
         StatusCode::ACCEPTED,
@@ -358,7 +359,7 @@ pub async fn submit(
 pub async fn withdraw(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
-    Query(params): Query<WithdrawParams>,
+    ApiQuery(params): ApiQuery<WithdrawParams>,
 ) -> Result<(StatusCode, Json<ReviewReceipt>), ApiError> {
     let desk = desk(&state)?;
     let key = match subject(&params.relation)? {
