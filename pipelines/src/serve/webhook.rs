@@ -122,7 +122,7 @@ impl Webhook {
             .strip_prefix("Bearer ")?;
         self.tokens
             .iter()
-            .find(|t| t.token == token.trim())
+            .find(|t| super::auth::constant_time_eq(t.token.as_bytes(), token.trim().as_bytes()))
             .map(|t| t.tenant.as_str())
     }
 }
