@@ -260,8 +260,16 @@ pub struct ServeConfig {
 }
 
 /// A token and the tenant it acts for (`[[serve.tokens]]` for the API, `[[serve.ingest_tokens]]`
-/// for the webhook).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// for the webhook). Its `Debug` never shows the token.
+///
+/// ```
+/// use epigraph::config::IngestToken;
+/// let token = IngestToken { token: "s3cret".into(), tenant: "acme".into(), name: None,
+///     role: Default::default() };
+/// let shown = format!("{token:?}");
+/// assert!(shown.contains("acme") && shown.contains("<redacted>") && !shown.contains("s3cret"));
+/// ```
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IngestToken {
     /// The bearer token (send `Authorization: Bearer <token>`).
@@ -300,6 +308,17 @@ impl TokenRole {
             TokenRole::Agent => "agent",
             TokenRole::Reviewer => "reviewer",
         }
+    }
+}
+
+impl std::fmt::Debug for IngestToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IngestToken")
+            .field("token", &"<redacted>")
+            .field("tenant", &self.tenant)
+            .field("name", &self.name)
+            .field("role", &self.role)
+            .finish()
     }
 }
 
@@ -351,8 +370,18 @@ impl EpigraphConfig {
         }
         let env = Env::prefixed("EPIGRAPH_")
             .filter(|key| key.as_str().contains("__") || key == "state_dir")
+            .ignore(&["neo4j__password"])
             .split("__");
-        figment.merge(env).extract().map_err(Box::new)
+        figment = figment.merge(env);
+        // The password is taken verbatim: the provider above would read `12345678` as a number
+        // (refused, and printed in the error) and `0123` as 123.
+        if let Some(password) = std::env::var_os("EPIGRAPH_NEO4J__PASSWORD") {
+            let password = password.to_string_lossy().into_owned();
+            figment = figment.merge(Serialized::default("neo4j.password", password));
+        }
+        figment
+            .extract()
+            .map_err(|error| Box::new(redact_secrets(error)))
     }
 
     /// The state directory, resolved.
@@ -363,9 +392,85 @@ impl EpigraphConfig {
     }
 }
 
+/// Keys whose values are secrets: never shown in an error.
+const SECRET_KEYS: [&str; 4] = ["password", "token", "tokens", "ingest_tokens"];
+
+/// The configuration errors with the values of secret keys left out: figment's messages quote
+/// the value they refused (`found string "…", expected a sequence`), which for a password or a
+/// token would print the secret.
+fn redact_secrets(error: figment::Error) -> figment::Error {
+    let redacted = error.into_iter().map(|mut error| {
+        let secret = error
+            .path
+            .iter()
+            .any(|part| SECRET_KEYS.contains(&part.to_ascii_lowercase().as_str()));
+        if secret {
+            let expected = match &error.kind {
+                figment::error::Kind::InvalidType(_, expected)
+                | figment::error::Kind::InvalidValue(_, expected) => {
+                    format!(", expected {expected}")
+                }
+                _ => String::new(),
+            };
+            error.kind = figment::error::Kind::Message(format!(
+                "invalid value (not shown: it is a secret){expected}"
+            ));
+        }
+        error
+    });
+    redacted
+        .reduce(|all, next| all.chain(next))
+        .unwrap_or_else(|| figment::Error::from("invalid configuration".to_string()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_are_never_shown_in_debug_or_in_configuration_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = EpigraphConfig::default();
+        config.neo4j.password = "pw-hunter2".into();
+        config.serve.tokens.push(IngestToken {
+            token: "tok-hunter3".into(),
+            tenant: "acme".into(),
+            name: None,
+            role: Default::default(),
+        });
+        config.serve.ingest_tokens = config.serve.tokens.clone();
+        let shown = format!("{config:?} {config:#?}");
+        assert!(!shown.contains("hunter"), "{shown}");
+        for (text, key) in [
+            ("[neo4j]\npassword = 87654321\n", "neo4j.password"),
+            ("[serve]\ntokens = \"tok-hunter4\"\n", "serve.tokens"),
+            (
+                "[[serve.ingest_tokens]]\ntoken = 5551234\ntenant = \"t\"\n",
+                "serve.ingest_tokens",
+            ),
+        ] {
+            let path = dir.path().join("epigraph.toml");
+            std::fs::write(&path, text).unwrap();
+            let error = EpigraphConfig::load(Some(&path)).unwrap_err().to_string();
+            assert!(
+                error.contains(key) && error.contains("not shown"),
+                "{error}"
+            );
+            for secret in ["87654321", "hunter4", "5551234"] {
+                assert!(!error.contains(secret), "{error}");
+            }
+        }
+        // Another key's refused value is still quoted, to help.
+        std::fs::write(
+            dir.path().join("epigraph.toml"),
+            "[serve]\nmax_k = \"many\"\n",
+        )
+        .unwrap();
+        let error = EpigraphConfig::load(Some(&dir.path().join("epigraph.toml")))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("many"), "{error}");
+    }
 
     #[test]
     fn a_priority_file_overrides_the_bundled_config_and_an_ontology_folder_is_read() {

@@ -1,5 +1,6 @@
 //! The subcommands.
 
+pub mod dlq;
 mod events;
 mod feedback;
 mod generate;
@@ -41,6 +42,13 @@ pub enum Command {
         /// The verdict.
         #[command(subcommand)]
         action: feedback::FeedbackAction,
+    },
+    /// Inspect the dead letters (what was refused, why, the raw item) and replay them after a
+    /// fix.
+    Dlq {
+        /// What to do.
+        #[command(subcommand)]
+        action: dlq::DlqAction,
     },
     /// Consume the event topics into the dataflow and write Neo4j and LanceDB.
     Run {
@@ -218,6 +226,7 @@ pub async fn execute(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Ingest { source } => ingest::ingest(&config, source).await,
         Command::Feedback { action } => feedback::feedback(&config, action).await,
+        Command::Dlq { action } => dlq::dlq(&config, action).await,
         Command::Rebuild { tenant } => {
             if let Some(tenant) = &tenant {
                 epigraph_sources::scan::check_tenant(tenant)?;

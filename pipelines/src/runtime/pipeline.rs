@@ -705,7 +705,7 @@ impl Runner {
 
 /// Why a message read by the run is dead-lettered: the text is the dead letter's reason.
 #[derive(Debug, thiserror::Error)]
-enum InvalidMessage {
+pub(crate) enum InvalidMessage {
     /// A feedback payload that is not a valid record.
     #[error(transparent)]
     Feedback(#[from] FeedbackError),
@@ -739,7 +739,7 @@ enum InvalidMessage {
     },
 }
 
-fn validate(key: &str, event: SourceEvent) -> Result<SourceEvent, InvalidMessage> {
+pub(crate) fn validate(key: &str, event: SourceEvent) -> Result<SourceEvent, InvalidMessage> {
     if !valid_tenant(&event.tenant) {
         return Err(InvalidMessage::InvalidTenant {
             tenant: event.tenant,

@@ -4,7 +4,7 @@
 //! the core's result as JSON; the core's errors become HTTP statuses in [`ApiError`].
 
 use axum::Json;
-use axum::extract::{Extension, Path, Query, State};
+use axum::extract::{Extension, State};
 pub use epigraph_query::briefing::ContextRequest;
 use epigraph_query::context::ContextBlock;
 use epigraph_query::graph::{NodeView, Subgraph};
@@ -19,6 +19,7 @@ pub use epigraph_query::search::{
 };
 
 use super::auth::Tenant;
+use super::extract::{ApiJson, ApiPath, ApiQuery};
 use super::{ApiError, AppState};
 
 /// An endpoint whose parameters are the query string: `GET /v1/<name>?…` answered by the query
@@ -29,7 +30,7 @@ macro_rules! query_endpoint {
         pub async fn $name(
             State(state): State<AppState>,
             Extension(Tenant(tenant)): Extension<Tenant>,
-            Query(params): Query<$params>,
+            ApiQuery(params): ApiQuery<$params>,
         ) -> Result<Json<$response>, ApiError> {
             Ok(Json(state.query.$name(&tenant, &params).await?))
         }
@@ -51,7 +52,7 @@ query_endpoint! {
 pub async fn context(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
-    Json(request): Json<ContextRequest>,
+    ApiJson(request): ApiJson<ContextRequest>,
 ) -> Result<Json<ContextBlock>, ApiError> {
     Ok(Json(state.query.context(&tenant, &request).await?))
 }
@@ -63,8 +64,8 @@ pub async fn context(
 pub async fn node(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
-    Path(id): Path<String>,
-    Query(_tenant): Query<TenantParams>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(_tenant): ApiQuery<TenantParams>,
 ) -> Result<Json<NodeView>, ApiError> {
     Ok(Json(state.query.node(&tenant, &id).await?))
 }
@@ -76,8 +77,8 @@ pub async fn node(
 pub async fn neighborhood(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
-    Path(id): Path<String>,
-    Query(params): Query<NeighborhoodParams>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(params): ApiQuery<NeighborhoodParams>,
 ) -> Result<Json<Subgraph>, ApiError> {
     Ok(Json(state.query.neighborhood(&tenant, &id, &params).await?))
 }

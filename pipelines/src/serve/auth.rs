@@ -181,7 +181,9 @@ pub fn resolve(
     Ok(tenant)
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+/// Whether two byte strings are equal, in a time that does not depend on where they differ (a
+/// token compared byte by byte would leak its prefix to a caller timing the answers).
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 

@@ -11,12 +11,13 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
 
 use axum::Json;
-use axum::extract::{Extension, Query, State};
+use axum::extract::{Extension, State};
 use epigraph_sources::kafka::{DeadLetter, KafkaConfig};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Tenant;
+use super::extract::ApiQuery;
 use super::{ApiError, AppState};
 
 /// Letters kept in memory per tenant (the topic keeps them all, for its retention).
@@ -46,7 +47,8 @@ pub struct DeadLetterView {
 }
 
 impl DeadLetterView {
-    fn of(letter: &DeadLetter) -> Self {
+    /// The view of a letter (also `epigraph dlq show --json`).
+    pub fn of(letter: &DeadLetter) -> Self {
         let raw = letter.raw();
         let shown = &raw[..raw.len().min(PREVIEW_BYTES)];
         DeadLetterView {
@@ -150,7 +152,7 @@ impl DeadLetterLog {
 pub async fn dead_letters(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
-    Query(params): Query<DeadLetterParams>,
+    ApiQuery(params): ApiQuery<DeadLetterParams>,
 ) -> Result<Json<DeadLettersResponse>, ApiError> {
     let limit = params.limit.unwrap_or(100).clamp(1, KEEP_PER_TENANT);
     Ok(Json(state.dead_letters.list(

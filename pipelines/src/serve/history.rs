@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
 
 use axum::Json;
-use axum::extract::{Extension, Query, State};
+use axum::extract::{Extension, State};
 use epigraph_query::QueryError;
 use epigraph_query::graph::MemoryCard;
 use epigraph_query::rank::parse_instant;
@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Tenant;
+use super::extract::ApiQuery;
 use super::{ApiError, AppState};
 
 /// Samples kept per node.
@@ -192,7 +193,7 @@ impl PriorityHistory {
 pub async fn history(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
-    Query(params): Query<HistoryParams>,
+    ApiQuery(params): ApiQuery<HistoryParams>,
 ) -> Result<Json<HistoryResponse>, ApiError> {
     let samples = state.history.of(&tenant, &params.node);
     Ok(Json(HistoryResponse {
@@ -207,7 +208,7 @@ pub async fn history(
 pub async fn movers(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
-    Query(params): Query<MoversParams>,
+    ApiQuery(params): ApiQuery<MoversParams>,
 ) -> Result<Json<MoversResponse>, ApiError> {
     let since = match params.since.as_deref().filter(|s| !s.trim().is_empty()) {
         Some(s) => parse_instant(s).map_err(QueryError::from)?,

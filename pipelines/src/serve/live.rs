@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Extension;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use epigraph_query::graph::{ContradictionPair, MemoryCard};
 use epigraph_schemas::changes::ChangeNotice;
@@ -29,6 +29,7 @@ use tokio::sync::{broadcast, watch};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::Tenant;
+use super::extract::ApiQuery;
 use super::{ApiError, AppState};
 use epigraph_query::QueryError;
 use epigraph_query::reads::ListParams;
@@ -281,7 +282,7 @@ async fn read(state: &AppState, key: &FeedKey) -> Result<Read, QueryError> {
 pub async fn stream(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
-    Query(params): Query<LiveParams>,
+    ApiQuery(params): ApiQuery<LiveParams>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let key = FeedKey {
         tenant,

@@ -27,6 +27,7 @@
 pub mod api;
 pub mod auth;
 pub mod dead_letters;
+pub mod extract;
 pub mod follow;
 pub mod history;
 pub mod live;
@@ -173,7 +174,8 @@ impl UsageSink for UsageReporter {
     }
 }
 
-/// An error answered as JSON: `{"error": {"code": …, "message": …}}`.
+/// An error answered as JSON: `{"error": {"code": …, "message": …}}`. Every error a client can
+/// cause has this shape, also the rejections of malformed requests ([`extract`]).
 #[derive(Debug)]
 pub struct ApiError {
     status: StatusCode,
@@ -322,6 +324,8 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", get(metrics::scrape))
         .route("/v1/ingest", post(webhook::ingest))
         .merge(reads)
+        .fallback(extract::no_route)
+        .method_not_allowed_fallback(extract::wrong_method)
         .layer(middleware::from_fn_with_state(
             serve_metrics.clone(),
             metrics::track,
@@ -332,6 +336,7 @@ pub fn router(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             timeout,
         ))
+        .layer(middleware::map_response(extract::untyped_errors_as_json))
         .layer(tower::limit::ConcurrencyLimitLayer::new(concurrency))
         .with_state(state)
 }

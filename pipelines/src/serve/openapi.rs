@@ -21,12 +21,50 @@ impl Modify for BearerAuth {
     }
 }
 
+/// Documents the error shape on every operation: a `default` response of `ErrorBody` (every
+/// error a client can cause — a malformed body or parameter, an unknown route or method, a body
+/// too large, a missing token — and every failure is answered so).
+struct ErrorResponses;
+
+impl Modify for ErrorResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        let error = ResponseBuilder::new()
+            .description(
+                "An error, always JSON: `{\"error\": {\"code\": <HTTP status>, \"message\": \"…\"}}`",
+            )
+            .content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("ErrorBody")))
+                    .build(),
+            )
+            .build();
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for operation in operations.into_iter().flatten() {
+                operation
+                    .responses
+                    .responses
+                    .entry("default".to_string())
+                    .or_insert_with(|| error.clone().into());
+            }
+        }
+    }
+}
+
 /// The document.
 #[derive(Debug, OpenApi)]
 #[openapi(
     info(
         title = "epigraph query service",
-        description = "Hybrid epistemic retrieval, context blocks and graph reads over an organisation's memory. With `[[serve.tokens]]` configured every `/v1` read needs `Authorization: Bearer <token>` and acts for the token's tenant; without, the service listens on loopback only and the `tenant` parameter selects the tenant."
+        description = "Hybrid epistemic retrieval, context blocks and graph reads over an organisation's memory. Every error is JSON of the `ErrorBody` shape, `{\"error\": {\"code\": 400, \"message\": \"…\"}}`: malformed bodies and parameters, unknown routes (404), wrong methods (405), bodies over the limit (413), missing or unknown tokens (401). With `[[serve.tokens]]` configured every `/v1` read needs `Authorization: Bearer <token>` and acts for the token's tenant; without, the service listens on loopback only and the `tenant` parameter selects the tenant."
     ),
     paths(
         api::search,
@@ -54,7 +92,7 @@ impl Modify for BearerAuth {
         super::history::movers
     ),
     components(schemas(ContextBlock, ContextItem, ContextSection, super::ErrorBody)),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &ErrorResponses),
     security(("bearer" = [])),
     tags(
         (name = "retrieval", description = "Search and context blocks"),
@@ -98,5 +136,11 @@ mod tests {
             assert!(paths.contains_key(path), "{path} is missing");
         }
         assert!(doc["components"]["schemas"]["SearchResponse"].is_object());
+        assert_eq!(
+            doc["paths"]["/v1/search"]["get"]["responses"]["default"]["content"]["application/json"]
+                ["schema"]["$ref"],
+            "#/components/schemas/ErrorBody",
+            "every operation documents the error shape"
+        );
     }
 }

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use axum::Json;
-use axum::extract::{Extension, Query, State};
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use epigraph_query::QueryError;
 use epigraph_schemas::feedback::{Feedback, IdentityVerdict, Judged, ReviewVerdict, review_key};
@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::auth::{Caller, Tenant};
+use super::extract::{ApiJson, ApiQuery};
 use super::{ApiError, AppState};
 
 /// The relationship type of identity links, reviewed as identity verdicts.
@@ -307,7 +308,7 @@ pub async fn review(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
     Extension(caller): Extension<Caller>,
-    Json(request): Json<ReviewRequest>,
+    ApiJson(request): ApiJson<ReviewRequest>,
 ) -> Result<(StatusCode, Json<ReviewReceipt>), ApiError> {
     caller.may_review()?;
     Ok((
@@ -402,7 +403,7 @@ pub async fn withdraw(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
     Extension(caller): Extension<Caller>,
-    Query(params): Query<WithdrawParams>,
+    ApiQuery(params): ApiQuery<WithdrawParams>,
 ) -> Result<(StatusCode, Json<ReviewReceipt>), ApiError> {
     caller.may_review()?;
     let desk = desk(&state)?;

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Json;
-use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use epigraph_schemas::{CodecError, Link, Op, Party, SourceEvent, SourceKind};
@@ -16,6 +15,7 @@ use epigraph_sources::kafka::{DeadLetter, EventProducer};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::extract::ApiBytes;
 use super::{ApiError, AppState};
 use crate::config::IngestToken;
 
@@ -163,7 +163,7 @@ impl Webhook {
             .strip_prefix("Bearer ")?;
         self.tokens
             .iter()
-            .find(|t| t.token == token.trim())
+            .find(|t| super::auth::constant_time_eq(t.token.as_bytes(), token.trim().as_bytes()))
             .map(|t| t.tenant.as_str())
     }
 }
@@ -232,7 +232,7 @@ pub fn parse_event(body: &[u8], tenant: &str, now: i64) -> Result<SourceEvent, W
 pub(super) async fn ingest(
     State(state): State<AppState>,
     headers: HeaderMap,
-    body: Bytes,
+    ApiBytes(body): ApiBytes,
 ) -> Result<(StatusCode, Json<serde_json::Value>), ApiError> {
     let webhook = state.webhook.as_ref().ok_or_else(|| {
         ApiError::new(

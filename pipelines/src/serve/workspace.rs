@@ -6,9 +6,10 @@
 //! working on the page without rebuilding, `EPIGRAPH_UI_DIR=pipelines/src/serve/ui` serves the
 //! files under it (and `dashboard.html` beside it) from disk instead.
 
-use axum::extract::Path;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+
+use super::extract::ApiPath;
 
 /// The page itself.
 const PAGE: &str = include_str!("dashboard.html");
@@ -81,9 +82,10 @@ pub async fn page() -> Response {
 }
 
 /// `GET /ui/{*file}`: a file of the page.
-pub async fn file(Path(name): Path<String>) -> Response {
+pub async fn file(ApiPath(name): ApiPath<String>) -> Response {
     let Some((name, content_type, bytes)) = FILES.iter().find(|(n, _, _)| *n == name) else {
-        return (StatusCode::NOT_FOUND, "no such file").into_response();
+        return super::ApiError::new(StatusCode::NOT_FOUND, format!("no such file: /ui/{name}"))
+            .into_response();
     };
     let body = dev_dir()
         .and_then(|dir| std::fs::read(dir.join(name)).ok())

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// user = "neo4j"
 /// password = ""
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Neo4jConfig {
     /// Bolt URI. Default `bolt://127.0.0.1:7687` (the local script's server).
@@ -28,6 +28,33 @@ pub struct Neo4jConfig {
     pub transaction_rows: usize,
     /// Pooled connections. Default 8.
     pub max_connections: usize,
+}
+
+impl std::fmt::Debug for Neo4jConfig {
+    /// Everything but the password, which shows as `<redacted>` when set.
+    ///
+    /// ```
+    /// use epigraph_sinks::neo4j::Neo4jConfig;
+    /// let config = Neo4jConfig { password: "hunter2".into(), ..Neo4jConfig::default() };
+    /// let shown = format!("{config:?}");
+    /// assert!(shown.contains("<redacted>") && shown.contains("bolt://") && !shown.contains("hunter2"));
+    /// ```
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let password = if self.password.is_empty() {
+            ""
+        } else {
+            "<redacted>"
+        };
+        f.debug_struct("Neo4jConfig")
+            .field("uri", &self.uri)
+            .field("user", &self.user)
+            .field("password", &password)
+            .field("database", &self.database)
+            .field("batch_rows", &self.batch_rows)
+            .field("transaction_rows", &self.transaction_rows)
+            .field("max_connections", &self.max_connections)
+            .finish()
+    }
 }
 
 impl Default for Neo4jConfig {

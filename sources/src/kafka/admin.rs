@@ -31,6 +31,9 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), SourceError> {
         })
         .collect();
     topics.push(NewTopic::new(&dlq, 1, replication()));
+    // Replay marks: the latest mark per letter is all that matters.
+    let replays = config.dlq_replays_topic();
+    topics.push(NewTopic::new(&replays, 1, replication()).set("cleanup.policy", "compact"));
     // Verdicts are state (a later one on a pair replaces it, a tombstone withdraws it): compacted.
     topics.push(NewTopic::new(&feedback, 1, replication()).set("cleanup.policy", "compact"));
     // Change notices matter only while they are new: kept a day.
@@ -70,6 +73,7 @@ pub async fn delete_topics(config: &KafkaConfig) -> Result<(), SourceError> {
         .map_err(SourceError::kafka("creating the admin client"))?;
     let mut topics = config.all_event_topics();
     topics.push(config.dlq_topic());
+    topics.push(config.dlq_replays_topic());
     topics.push(config.feedback_topic());
     topics.push(config.changes_topic());
     topics.push(config.priorities_topic());

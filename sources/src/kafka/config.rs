@@ -57,6 +57,18 @@ impl KafkaConfig {
         format!("{}.dlq", self.topic_prefix)
     }
 
+    /// The replay marks of the dead-letter topic (compacted, key `<partition>@<offset>` of a
+    /// letter): which letters `epigraph dlq replay` re-submitted, and how it went, so that a
+    /// letter is replayed once.
+    ///
+    /// ```
+    /// use epigraph_sources::kafka::KafkaConfig;
+    /// assert_eq!(KafkaConfig::default().dlq_replays_topic(), "epigraph.dlq.replays");
+    /// ```
+    pub fn dlq_replays_topic(&self) -> String {
+        format!("{}.dlq.replays", self.topic_prefix)
+    }
+
     /// The feedback topic.
     pub fn feedback_topic(&self) -> String {
         format!("{}.feedback", self.topic_prefix)

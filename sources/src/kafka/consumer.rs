@@ -23,6 +23,8 @@ pub struct RawMessage {
     pub key: Option<Vec<u8>>,
     /// Payload bytes; `None` is a Kafka tombstone.
     pub payload: Option<Vec<u8>>,
+    /// The record's timestamp (ms since the Unix epoch), when the broker gave one.
+    pub timestamp: Option<i64>,
 }
 
 impl RawMessage {
@@ -126,8 +128,46 @@ impl EventConsumer {
                 offset: message.offset(),
                 key: message.key().map(<[u8]>::to_vec),
                 payload: message.payload().map(<[u8]>::to_vec),
+                timestamp: message.timestamp().to_millis(),
             })),
         }
+    }
+
+    /// Read every assigned partition up to its high watermark as of the call, handing each
+    /// message to `each`, then return: for commands that look at a topic once (`epigraph dlq`).
+    /// Nothing is kept in memory. Gives up with an error when nothing arrives for `idle` while
+    /// messages are still missing.
+    pub async fn read_to_end(
+        &self,
+        idle: Duration,
+        mut each: impl FnMut(RawMessage),
+    ) -> Result<(), SourceError> {
+        let marks = self.high_watermarks()?;
+        let mut next: BTreeMap<(String, i32), i64> = BTreeMap::new();
+        let done = |next: &BTreeMap<(String, i32), i64>| {
+            marks
+                .iter()
+                .all(|(partition, end)| *end == 0 || next.get(partition).is_some_and(|n| n >= end))
+        };
+        while !done(&next) {
+            match self.poll(idle).await? {
+                Polled::Message(message) => {
+                    next.insert(
+                        (message.topic.clone(), message.partition),
+                        message.offset + 1,
+                    );
+                    each(message);
+                }
+                Polled::Idle => {
+                    return Err(SourceError::Config(format!(
+                        "nothing arrived for {} s before the end of {:?}",
+                        idle.as_secs(),
+                        self.partitions
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The high watermark (the offset the next message will get) of every assigned partition,

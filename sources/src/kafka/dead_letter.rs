@@ -21,6 +21,10 @@ pub struct DeadLetter {
     pub raw_size: usize,
     /// When it was rejected (ms since the Unix epoch).
     pub at: i64,
+    /// When this letter is a replayed item refused again: the letter it replays
+    /// (`<partition>@<offset>` on the dead-letter topic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay_of: Option<String>,
 }
 
 impl DeadLetter {
@@ -48,6 +52,7 @@ impl DeadLetter {
             raw_base64: base64::engine::general_purpose::STANDARD.encode(kept),
             raw_size: raw.len(),
             at: crate::now_millis(),
+            replay_of: None,
         }
     }
 

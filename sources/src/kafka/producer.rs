@@ -123,12 +123,14 @@ impl EventProducer {
         Ok(())
     }
 
-    /// Publish one dead letter (JSON) and wait for the acknowledgement.
-    pub async fn dead_letter(&self, letter: &DeadLetter) -> Result<(), SourceError> {
+    /// Publish one dead letter (JSON) and wait for the acknowledgement; returns its
+    /// `(partition, offset)` on the dead-letter topic.
+    pub async fn dead_letter(&self, letter: &DeadLetter) -> Result<(i32, i64), SourceError> {
         warn!(reason = %letter.reason, location = %letter.location, "dead-lettered an item");
         let payload = serde_json::to_vec(letter).expect("dead letters serialize");
         let key = letter.tenant.clone().unwrap_or_default();
-        self.producer
+        let delivery = self
+            .producer
             .send(
                 FutureRecord::to(&self.config.dlq_topic())
                     .key(&key)
@@ -138,7 +140,7 @@ impl EventProducer {
             .await
             .map_err(|(e, _)| e)
             .map_err(SourceError::kafka("publishing a dead letter"))?;
-        Ok(())
+        Ok((delivery.partition, delivery.offset))
     }
 
     /// Publish raw bytes under a key (for replaying dead letters and for tests of bad input);

@@ -8,7 +8,7 @@
 //! - `POST /v1/proposals/{id}/approve|reject|withdraw` (`{"reason"?}`) decides it.
 
 use axum::Json;
-use axum::extract::{Extension, Path, Query, State};
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use epigraph_query::QueryError;
 use epigraph_schemas::proposals::{ProposalState, ProposerKind};
@@ -18,6 +18,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::{Decision, ProposalDesk, ProposalRequest, ProposalView};
 use crate::config::TokenRole;
 use crate::serve::auth::{Caller, Tenant};
+use crate::serve::extract::{ApiBytes, ApiJson, ApiPath, ApiQuery};
 use crate::serve::{ApiError, AppState};
 
 /// Which proposals to list.
@@ -76,7 +77,7 @@ pub async fn propose(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
     Extension(caller): Extension<Caller>,
-    Json(request): Json<ProposalRequest>,
+    ApiJson(request): ApiJson<ProposalRequest>,
 ) -> Result<(StatusCode, Json<ProposalView>), ApiError> {
     caller.may_propose()?;
     let kind = if caller.role == TokenRole::Agent {
@@ -96,7 +97,7 @@ pub async fn propose(
 pub async fn list(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
-    Query(params): Query<ListProposals>,
+    ApiQuery(params): ApiQuery<ListProposals>,
 ) -> Result<Json<ProposalsResponse>, ApiError> {
     let wanted = match params.state.as_deref() {
         None => None,
@@ -116,7 +117,7 @@ pub async fn list(
 pub async fn get(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<ProposalView>, ApiError> {
     desk(&state)?
         .get(&tenant, &id)
@@ -130,9 +131,16 @@ async fn decide(
     caller: Caller,
     id: String,
     decision: Decision,
-    request: Option<Json<DecisionRequest>>,
+    body: axum::body::Bytes,
 ) -> Result<Json<ProposalView>, ApiError> {
-    let reason = request.and_then(|Json(r)| r.reason);
+    // The body is optional: none, or `{"reason": …}`.
+    let reason = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        serde_json::from_slice::<DecisionRequest>(&body)
+            .map_err(|e| ApiError::bad_request(format!("not a decision: {e}")))?
+            .reason
+    };
     let view = desk(&state)?
         .decide(&state, &tenant, &id, &caller, decision, reason)
         .await?;
@@ -148,8 +156,8 @@ pub async fn approve(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
-    request: Option<Json<DecisionRequest>>,
+    ApiPath(id): ApiPath<String>,
+    ApiBytes(request): ApiBytes,
 ) -> Result<Json<ProposalView>, ApiError> {
     decide(state, tenant, caller, id, Decision::Approve, request).await
 }
@@ -163,8 +171,8 @@ pub async fn reject(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
-    request: Option<Json<DecisionRequest>>,
+    ApiPath(id): ApiPath<String>,
+    ApiBytes(request): ApiBytes,
 ) -> Result<Json<ProposalView>, ApiError> {
     decide(state, tenant, caller, id, Decision::Reject, request).await
 }
@@ -178,8 +186,8 @@ pub async fn withdraw(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
     Extension(caller): Extension<Caller>,
-    Path(id): Path<String>,
-    request: Option<Json<DecisionRequest>>,
+    ApiPath(id): ApiPath<String>,
+    ApiBytes(request): ApiBytes,
 ) -> Result<Json<ProposalView>, ApiError> {
     decide(state, tenant, caller, id, Decision::Withdraw, request).await
 }
