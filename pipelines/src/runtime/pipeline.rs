@@ -27,7 +27,7 @@ use super::dataflow::{Dataflow, EpochInput};
 use super::metrics::{RunMetrics, serve_metrics};
 use super::upsert::UpsertState;
 use super::usage::UsageWindow;
-use super::views::{SinkWrites, live_elements, reconcile, reconcile_chunks};
+use super::views::{SinkWrites, claim_tenants, live_elements, reconcile, reconcile_chunks};
 use crate::config::EpigraphConfig;
 
 /// Options of one `epigraph run`.
@@ -104,6 +104,8 @@ struct Runner {
     next_offsets: Offsets,
     /// Offsets committed by earlier runs: bad messages below them were dead-lettered already.
     acknowledged: Offsets,
+    /// Tenants checked to be held by no other view in Neo4j ([`claim_tenants`]).
+    owned: std::collections::HashSet<String>,
     report: RunReport,
 }
 
@@ -160,6 +162,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         amendments: HashMap::new(),
         next_offsets: Offsets::new(),
         acknowledged,
+        owned: std::collections::HashSet::new(),
         report: RunReport::default(),
     };
     runner.restore().await?;
@@ -282,6 +285,14 @@ impl Runner {
         }
         let output = self.seal(0, batch).await?;
         let desired = live_elements(output);
+        // Before anything is written: no tenant of the record may be another view's.
+        claim_tenants(
+            &self.neo4j,
+            &self.config.kafka.topic_prefix,
+            desired.iter().map(GraphElement::tenant),
+            &mut self.owned,
+        )
+        .await?;
         let mut writes = reconcile(&desired, &self.neo4j, &self.lance).await?;
         self.report.reconciled_writes = count_writes(&writes);
         let chunking = self.config.lancedb.chunking();
@@ -358,6 +369,13 @@ impl Runner {
                 for element in changes.upserts.iter().chain(&changes.deletes) {
                     *tenants.entry(element.tenant().to_string()).or_default() += 1;
                 }
+                claim_tenants(
+                    &self.neo4j,
+                    &self.config.kafka.topic_prefix,
+                    changes.upserts.iter().map(GraphElement::tenant),
+                    &mut self.owned,
+                )
+                .await?;
                 let mut writes = SinkWrites::from_changes(&changes);
                 writes.chunk_upserts = chunks.chunk_upserts;
                 writes.chunk_deletes = chunks.chunk_deletes;

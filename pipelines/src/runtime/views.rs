@@ -9,6 +9,55 @@ use epigraph_sinks::neo4j::{
     GraphBatch, Neo4jSink, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite,
 };
 
+/// A pipeline would write a tenant that Neo4j holds under another view (topic prefix). Node
+/// ids do not include the view, so its writes would take the other view's nodes over: the run
+/// refuses, at start-up for the tenants of its record, or at the first epoch of a new tenant.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "tenant {tenant:?} is already in Neo4j under view {other:?} (its topic prefix); this pipeline \
+     writes view {view:?}, and node ids do not include the view, so writing the tenant here would \
+     take view {other:?}'s nodes over. A tenant belongs to one topic prefix per Neo4j database: \
+     give the tenant another name under this prefix, point this prefix at another database \
+     (neo4j.database), or delete view {other:?}'s copy first (MATCH (n:Node {{tenant: \
+     '{tenant}', view: '{other}'}}) DETACH DELETE n, and its LanceDB rows)"
+)]
+pub struct ViewConflict {
+    /// The tenant.
+    pub tenant: String,
+    /// The view holding it.
+    pub other: String,
+    /// This pipeline's view.
+    pub view: String,
+}
+
+/// Refuse (with [`ViewConflict`]) when Neo4j holds one of `tenants` under another view than
+/// `neo4j`'s; the tenants checked are added to `owned`, and tenants already in it are not
+/// asked again.
+pub async fn claim_tenants<'a>(
+    neo4j: &Neo4jSink,
+    view: &str,
+    tenants: impl IntoIterator<Item = &'a str>,
+    owned: &mut HashSet<String>,
+) -> anyhow::Result<()> {
+    let new: Vec<String> = tenants
+        .into_iter()
+        .filter(|t| !owned.contains(*t))
+        .map(str::to_string)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if let Some((tenant, other)) = neo4j.foreign_views(&new).await?.into_iter().next() {
+        return Err(ViewConflict {
+            tenant,
+            other,
+            view: view.to_string(),
+        }
+        .into());
+    }
+    owned.extend(new);
+    Ok(())
+}
+
 /// The writes of one epoch for both sinks.
 #[derive(Debug, Default)]
 pub struct SinkWrites {

@@ -282,6 +282,47 @@ impl Neo4jSink {
         }
     }
 
+    /// The views other than this sink's that hold nodes of `tenants`: `(tenant, view)` per
+    /// tenant held elsewhere (one view named per tenant). Node ids do not include the view, so
+    /// a pipeline must not write a tenant another view holds: its `MERGE`s would take that
+    /// view's nodes over.
+    pub async fn foreign_views(
+        &self,
+        tenants: &[String],
+    ) -> Result<Vec<(String, String)>, SinkError> {
+        let mut held = Vec::new();
+        if tenants.is_empty() {
+            return Ok(held);
+        }
+        let mut rows = self
+            .graph
+            .execute(
+                query(
+                    "UNWIND $tenants AS t CALL (t) { \
+                       MATCH (n:Node {tenant: t}) WHERE coalesce(n.view, $default) <> $view \
+                       RETURN coalesce(n.view, $default) AS other LIMIT 1 } \
+                     RETURN t AS tenant, other",
+                )
+                .param("tenants", tenants.to_vec())
+                .param("view", self.view.as_str())
+                .param("default", DEFAULT_VIEW),
+            )
+            .await
+            .map_err(SinkError::neo4j("reading the views of the tenants"))?;
+        while let Some(row) = rows
+            .next()
+            .await
+            .map_err(SinkError::neo4j("reading the views of the tenants"))?
+        {
+            if let (Ok(tenant), Ok(other)) =
+                (row.get::<String>("tenant"), row.get::<String>("other"))
+            {
+                held.push((tenant, other));
+            }
+        }
+        Ok(held)
+    }
+
     /// Every node's and relationship's content hash in this view (for reconciliation).
     pub async fn state(&self) -> Result<GraphState, SinkError> {
         let mut state = GraphState::default();
