@@ -11,6 +11,11 @@
 #     repeated runs (and CI in a fresh clone) reuse the ~20 min first build of lancedb.
 set -euo pipefail
 
+# Exported as soon as this file is sourced (not only by epigraph_setup): a cargo command run
+# after `source deploy/local/setup.sh` must never start a cold build inside the checkout.
+export EPIGRAPH_HOME="${EPIGRAPH_HOME:-$HOME/.cache/epigraph}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$EPIGRAPH_HOME/target}"
+
 setup_log() { printf '[setup] %s\n' "$*" >&2; }
 
 need_root_apt() {

@@ -8,7 +8,8 @@
 //!   `conflicted` and nothing of it is applied; the rejected contradiction stays rejected
 //!   after a restarted server and `epigraph rebuild`;
 //! - an agent's edit approved by a reviewer applies at once and survives `epigraph rebuild`;
-//! - roles: a reader cannot propose, an agent cannot approve or review;
+//! - roles: a reader cannot propose, an agent cannot approve or review, and over MCP even a
+//!   reviewer's token proposes as an agent and cannot approve its own proposal;
 //! - the webhook refuses a stale `if_version` with `409` and the current version.
 
 use std::time::{Duration, Instant};
@@ -289,6 +290,40 @@ async fn proposals_apply_on_time_conflict_when_stale_and_survive_a_rebuild() {
         .expect("structured");
     assert_eq!(history["state"], "applied", "{history}");
     client.cancel().await.expect("closing the MCP session");
+
+    // Over MCP even a reviewer's token proposes as an agent, and does not approve its own.
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.base))
+            .auth_header(reviewer.clone()),
+    );
+    let own = ().serve(transport).await.expect("MCP initialize");
+    let noted = own
+        .call_tool(
+            CallToolRequestParams::new("remember").with_arguments(args(json!({
+                "memory_type": "OBSERVATION", "text": "The pilot team asked for dark mode twice.",
+            }))),
+        )
+        .await
+        .expect("remember")
+        .structured_content
+        .expect("structured");
+    assert_eq!(noted["proposal"]["proposer"]["kind"], "agent", "{noted}");
+    let decide = |decision: &str| {
+        CallToolRequestParams::new("decide_proposal")
+            .with_arguments(args(json!({"id": noted["id"], "decision": decision})))
+    };
+    assert!(
+        own.call_tool(decide("approve")).await.is_err(),
+        "an agent does not approve its own proposal"
+    );
+    let withdrawn = own
+        .call_tool(decide("withdraw"))
+        .await
+        .expect("withdraw")
+        .structured_content
+        .expect("structured");
+    assert_eq!(withdrawn["state"], "withdrawn", "{withdrawn}");
+    own.cancel().await.expect("closing the MCP session");
 
     // The pipeline writes what was applied.
     env.run_until_idle();

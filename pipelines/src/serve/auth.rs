@@ -22,6 +22,9 @@ pub struct Caller {
     pub name: String,
     /// What it may do.
     pub role: TokenRole,
+    /// The call came over MCP: an agent acts (whatever the token's role, it proposes as an
+    /// agent and never decides its own proposals).
+    pub over_mcp: bool,
 }
 
 impl Caller {
@@ -75,6 +78,7 @@ pub fn caller(config: &ServeConfig, headers: &HeaderMap) -> Caller {
         return Caller {
             name: "local".into(),
             role: TokenRole::Reviewer,
+            over_mcp: false,
         };
     }
     let presented = headers
@@ -91,10 +95,12 @@ pub fn caller(config: &ServeConfig, headers: &HeaderMap) -> Caller {
         .map(|(i, t)| Caller {
             name: t.name.clone().unwrap_or_else(|| format!("token-{}", i + 1)),
             role: t.role,
+            over_mcp: false,
         })
         .unwrap_or(Caller {
             name: "unknown".into(),
             role: TokenRole::Reader,
+            over_mcp: false,
         })
 }
 

@@ -278,12 +278,16 @@ fn to_tool_error(error: ApiError) -> ErrorData {
     }
 }
 
+/// The caller of a tool: the token's, marked as acting over MCP (an agent).
 fn caller_of(parts: &axum::http::request::Parts) -> Result<Caller, ErrorData> {
-    parts
-        .extensions
-        .get::<Caller>()
-        .cloned()
-        .ok_or_else(|| ErrorData::internal_error("no caller resolved for this request", None))
+    let caller =
+        parts.extensions.get::<Caller>().cloned().ok_or_else(|| {
+            ErrorData::internal_error("no caller resolved for this request", None)
+        })?;
+    Ok(Caller {
+        over_mcp: true,
+        ..caller
+    })
 }
 
 /// An instant as the tools take it (YYYY-MM-DD, RFC 3339 or ms since the epoch), in ms.
@@ -674,7 +678,7 @@ impl EpigraphMcp {
     }
 
     #[tool(
-        description = "Approve, reject or withdraw a proposal. Approving and rejecting need a reviewer's token and never apply to a proposal made with the same token; withdrawing takes back your own.",
+        description = "Approve, reject or withdraw a proposal. Approving and rejecting need a reviewer's token, and an agent never decides a proposal made with its own token; withdrawing takes back your own.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,

@@ -362,9 +362,10 @@ impl ProposalDesk {
             .ok_or_else(|| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "proposal lost"))
     }
 
-    /// Approve, reject or withdraw a proposal of `tenant` as `identity`: approving applies it.
-    /// Only `reviewer` callers approve or reject, and never their own proposal; a proposer
-    /// withdraws its own, a reviewer any.
+    /// Approve, reject or withdraw a proposal of `tenant` as `caller`: approving applies it.
+    /// Only `reviewer` callers approve or reject; an agent (a caller over MCP) never approves
+    /// or rejects a proposal made with its own token. A proposer withdraws its
+    /// own, a reviewer any.
     pub async fn decide(
         &self,
         state: &AppState,
@@ -387,10 +388,10 @@ impl ProposalDesk {
         let step = match decision {
             Decision::Approve | Decision::Reject => {
                 caller.may_review()?;
-                if own && entry.proposal.proposer.kind == ProposerKind::Agent {
+                if own && caller.over_mcp {
                     return Err(ApiError::new(
                         StatusCode::FORBIDDEN,
-                        "an agent's proposal is decided by someone else than its token",
+                        "an agent does not decide a proposal made with its own token: a person does",
                     ));
                 }
                 if decision == Decision::Approve {
