@@ -169,8 +169,9 @@ impl ProposalDesk {
         });
     }
 
-    /// Apply, every `governance.tick_ms`, the proposals whose delay has passed and the approved
-    /// ones not applied yet (a server stopped between the two), in the background.
+    /// Apply, every `governance.tick_ms`, the proposals whose delay has passed, and the approved
+    /// and immediate ones not applied yet (a server stopped, or a store down, between the two),
+    /// in the background.
     pub fn keep_time(&self, state: AppState) {
         let desk = self.clone();
         let every = Duration::from_millis(self.governance.tick_ms.max(50));
@@ -183,10 +184,15 @@ impl ProposalDesk {
                     book.values()
                         .filter(|e| match e.state {
                             ProposalState::Approved => true,
-                            ProposalState::Proposed => {
-                                matches!(e.proposal.window, Window::Delay { .. })
-                                    && e.proposal.due_at.is_some_and(|due| due <= now)
-                            }
+                            // An immediate one is here only if applying it at once failed
+                            // (a store down then): it is tried again.
+                            ProposalState::Proposed => match e.proposal.window {
+                                Window::Immediate => true,
+                                Window::Delay { .. } => {
+                                    e.proposal.due_at.is_some_and(|due| due <= now)
+                                }
+                                Window::Approval => false,
+                            },
                             _ => false,
                         })
                         .map(|e| (e.tenant.clone(), e.history[0].id.clone()))
