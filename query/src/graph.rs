@@ -166,7 +166,7 @@ static CARD: LazyLock<String> =
 
 /// Cypher tail turning rows of `(e, hits)` into [`EntityCard`]s: each entity replaced by the
 /// canonical one of its identity component, with the whole component's names, addresses and
-/// vocabulary relations.
+/// vocabulary relations (only those valid at `$at`, all of them when `$at` is negative).
 const ENTITY_TAIL: &str = " \
              WITH coalesce(head([(e)-[:SAME_AS]->(c) | c]), e) AS canon, hits \
              WITH canon, sum(hits) AS hits \
@@ -178,8 +178,8 @@ const ENTITY_TAIL: &str = " \
                [n IN names WHERE n <> canon.name] AS aliases, addresses, canon.mentions AS mentions, \
                [x IN members WHERE x <> canon | x.id] AS merged, \
                reduce(acc = [], x IN members | acc + \
-                 [(x)-[r]->(y:Entity) WHERE type(r) <> 'SAME_AS' | {type: type(r), direction: 'out', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}] + \
-                 [(y:Entity)-[r]->(x) WHERE type(r) <> 'SAME_AS' | {type: type(r), direction: 'in', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}]) AS relations \
+                 [(x)-[r]->(y:Entity) WHERE type(r) <> 'SAME_AS' AND ($at < 0 OR ((r.t_valid IS NULL OR r.t_valid <= $at) AND (r.t_invalid IS NULL OR r.t_invalid > $at))) | {type: type(r), direction: 'out', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}] + \
+                 [(y:Entity)-[r]->(x) WHERE type(r) <> 'SAME_AS' AND ($at < 0 OR ((r.t_valid IS NULL OR r.t_valid <= $at) AND (r.t_invalid IS NULL OR r.t_invalid > $at))) | {type: type(r), direction: 'in', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}]) AS relations \
              ORDER BY hits DESC, coalesce(canon.mentions, 0) DESC, canon.id LIMIT $limit";
 
 /// An entity with the names it is known by, merged across its identity component.
@@ -240,6 +240,19 @@ pub struct ContradictionPair {
     pub t_invalid: Option<i64>,
     /// When epigraph learned it.
     pub recorded_at: Option<i64>,
+}
+
+/// A question and the statement that answered it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct AnsweredQuestion {
+    /// The question.
+    pub question: MemoryCard,
+    /// The statement whose `ANSWERS` edge closed it.
+    pub answer: MemoryCard,
+    /// When it was answered (the answer's valid time).
+    pub answered_at: Option<i64>,
+    /// `"confirmed"` or `"asserted"` when a reviewer has had a say on the answer.
+    pub review: Option<String>,
 }
 
 /// One memory object's editable fields and version (see [`GraphReader::memory_state`]).
@@ -564,6 +577,35 @@ impl GraphReader {
         self.rows(q, "reading open questions").await
     }
 
+    /// Questions that an answer closed (now, or by `as_of`), the most recently answered first,
+    /// each with the statement that answers it.
+    pub async fn answered_questions(
+        &self,
+        tenant: &str,
+        as_of: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<AnsweredQuestion>, QueryError> {
+        let q_card = CARD.replace("m.", "q.").replace("(m)", "(q)");
+        let a_card = CARD.replace("m.", "a.").replace("(m)", "(a)");
+        let text = format!(
+            "MATCH (a:Memory)-[r:ANSWERS]->(q:Question) WHERE q.tenant = $tenant AND a.id <> q.id \
+             AND (($as_of < 0 AND q.standing = 'answered') OR ($as_of >= 0 \
+               AND coalesce(r.t_valid, 0) <= $as_of AND (r.t_invalid IS NULL OR r.t_invalid > $as_of))) \
+             WITH a, q, r ORDER BY coalesce(r.t_valid, 0) DESC, q.id, a.id LIMIT $limit \
+             CALL (q) {{ RETURN {{{}}} AS q_card }} \
+             CALL (a) {{ RETURN {{{}}} AS a_card }} \
+             RETURN q_card AS question, a_card AS answer, r.t_valid AS answered_at, \
+             r.review AS review",
+            as_map(&q_card),
+            as_map(&a_card)
+        );
+        let q = query(&text)
+            .param("tenant", tenant)
+            .param("as_of", as_of.unwrap_or(-1))
+            .param("limit", limit.min(MAX_ROWS) as i64);
+        self.rows(q, "reading answered questions").await
+    }
+
     /// Contradiction pairs, newest first; only the ones still standing unless
     /// `include_resolved`.
     pub async fn contradictions(
@@ -600,6 +642,7 @@ impl GraphReader {
         name: &str,
         exact: bool,
         limit: usize,
+        as_of: Option<i64>,
     ) -> Result<Vec<EntityCard>, QueryError> {
         let text = format!(
             "MATCH (e:Entity) WHERE e.tenant = $tenant AND ( \
@@ -613,6 +656,7 @@ impl GraphReader {
             .param("q", name.trim().to_lowercase())
             .param("raw", name.trim())
             .param("exact", exact)
+            .param("at", as_of.unwrap_or(-1))
             .param("limit", limit.min(MAX_ROWS) as i64);
         let cards: Vec<EntityCard> = self.rows(q, "looking up entities").await?;
         Ok(tidy(cards))
@@ -636,6 +680,7 @@ impl GraphReader {
         let q = query(&text)
             .param("ids", memory_ids.to_vec())
             .param("tenant", tenant)
+            .param("at", -1i64)
             .param("limit", limit.min(MAX_ROWS) as i64);
         let cards: Vec<EntityCard> = self.rows(q, "reading mentioned entities").await?;
         Ok(tidy(cards))
@@ -650,7 +695,7 @@ impl GraphReader {
         types: &[String],
         limit: usize,
     ) -> Result<(Vec<EntityCard>, Vec<MemoryCard>), QueryError> {
-        let entities = self.entities(tenant, subject, true, 20).await?;
+        let entities = self.entities(tenant, subject, true, 20, None).await?;
         let mut ids: Vec<String> = Vec::new();
         for e in &entities {
             ids.push(e.id.clone());
@@ -757,13 +802,16 @@ impl GraphReader {
 
     /// Every path from the node `from` that follows `hops` in order (e.g. project
     /// `GOVERNED_BY` policy, `<EXCEPTION_TO` exception, `APPROVED_BY` person), as node lists,
-    /// at most `limit` paths.
+    /// at most `limit` paths. Only relationships in force at `at` are followed: not ended
+    /// (`t_invalid` after it) and, for [`Validity::AsOf`], already begun (`t_valid` at or
+    /// before it); [`Validity::Any`] follows every relationship.
     pub async fn traverse(
         &self,
         tenant: &str,
         from: &str,
         hops: &[Hop],
         limit: usize,
+        validity: Validity,
     ) -> Result<Vec<Vec<NodeView>>, QueryError> {
         if hops.is_empty() || hops.len() > 6 {
             return Err(QueryError::Invalid(
@@ -791,12 +839,21 @@ impl GraphReader {
         }
         let text = format!(
             "MATCH p = {pattern} WHERE all(x IN nodes(p) WHERE x.tenant = $tenant) \
+             AND ($at < 0 OR all(r IN relationships(p) WHERE (r.t_invalid IS NULL OR r.t_invalid > $at) \
+               AND (NOT $begun OR r.t_valid IS NULL OR r.t_valid <= $at))) \
              WITH p LIMIT $limit \
              RETURN [x IN nodes(p) | {{id: x.id, labels: [l IN labels(x) WHERE l <> 'Node'], properties: properties(x)}}] AS path",
         );
+        let (at, begun) = match validity {
+            Validity::Now(now) => (now, false),
+            Validity::AsOf(at) => (at, true),
+            Validity::Any => (-1, false),
+        };
         let q = query(&text)
             .param("from", from)
             .param("tenant", tenant)
+            .param("at", at)
+            .param("begun", begun)
             .param("limit", limit.min(MAX_ROWS) as i64);
         #[derive(Deserialize)]
         struct Row {
@@ -808,6 +865,17 @@ impl GraphReader {
             .map(|r| r.path.into_iter().map(clean_node).collect())
             .collect())
     }
+}
+
+/// Which relationships a traversal follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Validity {
+    /// Those not ended at this instant (ms): the graph as it stands.
+    Now(i64),
+    /// Those begun and not ended at this instant: the graph as it stood then.
+    AsOf(i64),
+    /// Every one, ended or not.
+    Any,
 }
 
 /// Aliases and addresses sorted and without repeats.

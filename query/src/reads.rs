@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::graph::{ContradictionPair, EntityCard, Hop, MemoryCard, NodeView, Subgraph};
+use crate::graph::{
+    AnsweredQuestion, ContradictionPair, EntityCard, Hop, MemoryCard, NodeView, Subgraph, Validity,
+};
 use crate::rank::AsOf;
 use crate::search::{as_of, parse_types};
 use crate::{QueryError, QueryService};
@@ -42,6 +44,9 @@ pub struct EntityParams {
     pub exact: Option<bool>,
     /// Most entities (default 20).
     pub limit: Option<usize>,
+    /// Only the relations valid at this instant (ms since the epoch, RFC 3339 or
+    /// `YYYY-MM-DD`); without it every relation, those that ended with their `t_invalid`.
+    pub as_of: Option<String>,
     /// Tenant (development mode only).
     pub tenant: Option<String>,
 }
@@ -80,6 +85,13 @@ pub struct ContradictionsResponse {
 pub struct QuestionsResponse {
     /// Open questions, most urgent (highest K) first.
     pub questions: Vec<MemoryCard>,
+}
+
+/// Answered questions.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct AnsweredResponse {
+    /// Each question with the statement that answered it, the most recently answered first.
+    pub answered: Vec<AnsweredQuestion>,
 }
 
 /// Parameters of the priority list.
@@ -152,6 +164,12 @@ pub struct TraverseParams {
     pub path: String,
     /// Most paths (default 50).
     pub limit: Option<usize>,
+    /// Follow the relationships as they stood at this instant (ms since the epoch, RFC 3339
+    /// or `YYYY-MM-DD`). Without it, those in force now: a relation that ended ("now reports
+    /// to …", "left the team") is not followed.
+    pub as_of: Option<String>,
+    /// Also follow relationships that have ended (default false; ignored with `as_of`).
+    pub include_ended: Option<bool>,
     /// Tenant (development mode only).
     pub tenant: Option<String>,
 }
@@ -207,6 +225,7 @@ impl QueryService {
                 &params.name,
                 params.exact.unwrap_or(false),
                 params.limit.unwrap_or(20),
+                as_of(params.as_of.as_deref())?,
             )
             .await?;
         Ok(EntitiesResponse { entities })
@@ -258,6 +277,20 @@ impl QueryService {
             view.visible() && view.standing() == "open"
         });
         Ok(QuestionsResponse { questions })
+    }
+
+    /// Questions an answer closed (by `as_of`, or now), with the answers that closed them.
+    pub async fn answered_questions(
+        &self,
+        tenant: &str,
+        params: &ListParams,
+    ) -> Result<AnsweredResponse, QueryError> {
+        let at = as_of(params.as_of.as_deref())?;
+        let answered = self
+            .graph
+            .answered_questions(tenant, at, params.limit.unwrap_or(50))
+            .await?;
+        Ok(AnsweredResponse { answered })
     }
 
     /// The memory objects of highest priority K (Eq. 1).
@@ -322,7 +355,11 @@ impl QueryService {
         if self.graph.node(tenant, &params.from).await?.is_some() {
             starts.push(params.from.clone());
         } else {
-            for entity in self.graph.entities(tenant, &params.from, true, 5).await? {
+            for entity in self
+                .graph
+                .entities(tenant, &params.from, true, 5, None)
+                .await?
+            {
                 starts.push(entity.id.clone());
                 starts.extend(entity.merged);
             }
@@ -334,9 +371,18 @@ impl QueryService {
             )));
         }
         let limit = params.limit.unwrap_or(50);
+        let validity = match as_of(params.as_of.as_deref())? {
+            Some(at) => Validity::AsOf(at),
+            None if params.include_ended.unwrap_or(false) => Validity::Any,
+            None => Validity::Now(epigraph_schemas::now_millis()),
+        };
         let mut paths = Vec::new();
         for start in &starts {
-            paths.extend(self.graph.traverse(tenant, start, &hops, limit).await?);
+            paths.extend(
+                self.graph
+                    .traverse(tenant, start, &hops, limit, validity)
+                    .await?,
+            );
             if paths.len() >= limit {
                 paths.truncate(limit);
                 break;

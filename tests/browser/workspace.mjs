@@ -99,7 +99,20 @@ try {
   check((await page.getAttribute('nav a[data-route="questions"]', "aria-current")) === "page", "key 3 opens the questions");
   const questions = await page.locator("#questions tbody tr[data-id]").count();
   check(questions >= 1, `questions: ${questions}`);
-  step("questions", { questions });
+  await page.waitForSelector("#answered article.answered, #no-answered", { timeout: 15000 });
+  const answered = await page.locator("#answered article.answered").count();
+  let reopened = "none answered";
+  if (answered > 0) {
+    await shot(page, "questions-answered");
+    const first = page.locator("#answered article.answered").first();
+    const question = await first.getAttribute("data-question");
+    await first.locator('button[data-act="reject"]').click();
+    await first.locator('[data-review="reject"]').waitFor({ timeout: 15000 });
+    await ask("pipeline");
+    await page.locator(`#questions tr[data-id="${question}"]`).waitFor({ timeout: 120000 });
+    reopened = question;
+  }
+  step("questions", { questions, answered, reopened });
   await shot(page, "questions");
 
   // ---- Entity: aliases, relations and the neighbourhood drawn by Cytoscape.js.

@@ -48,6 +48,17 @@ static LINK: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the link pattern compiles")
 });
 
+/// A number that names a document without its family: an issue-style `#4381` or
+/// `enhancements#4603`, a tracking issue `…/enhancements/issues/753` (a KEP's issue number is its
+/// key), or a relative link to a sibling folder `../3063-dynamic-resource-…`.
+/// It resolves in every family; only a document of the tenant with that key is ever cited.
+static BARE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(?:(?:^|[\s(\[])|enhancements)#(\d{3,5})\b|\.\./0*(\d{1,5})-[a-z0-9]|enhancements/issues/0*(\d{1,5})\b",
+    )
+        .expect("the bare number pattern compiles")
+});
+
 impl CitationRules {
     /// Compiles the spec.
     pub fn new(spec: &CitationsSpec) -> Result<Self, OntologyError> {
@@ -55,8 +66,14 @@ impl CitationRules {
             .edge
             .iter()
             .map(|e| {
+                // An edge drawn from the cited statement is named as a traversal step back.
+                let name = if e.cited_first {
+                    format!("<{}", e.name)
+                } else {
+                    e.name.clone()
+                };
                 CueSet::new(&e.cues)
-                    .map(|cues| (e.name.clone(), cues))
+                    .map(|cues| (name, cues))
                     .map_err(|err| OntologyError::Invalid(format!("[epistemics.citations] {err}")))
             })
             .collect::<Result<_, _>>()?;
@@ -78,6 +95,12 @@ impl CitationRules {
     /// );
     /// // A word that only looks like a family ("the 3 pep talks") is no key.
     /// assert!(cites.keys("uses 100 CPUs at 3 pep talks").is_empty());
+    /// // A bare issue number or a sibling folder names the document in every family.
+    /// let families = |keys: Vec<(usize, String)>| keys.into_iter().map(|(_, k)| k).collect::<Vec<_>>();
+    /// assert!(families(cites.keys("Now #4381 defines the base.")).contains(&"kep 4381".to_string()));
+    /// assert!(families(cites.keys("see [DRA](../3063-dynamic-resource-allocation/README.md)")).contains(&"kep 3063".to_string()));
+    /// // A list number or a year is no key.
+    /// assert!(cites.keys("Step #2 runs in 2024.").is_empty());
     /// ```
     pub fn keys(&self, text: &str) -> Vec<(usize, String)> {
         let mut out: Vec<(usize, String)> = Vec::new();
@@ -101,13 +124,25 @@ impl CitationRules {
                 out.push((c.get(0).map_or(0, |m| m.start()), format!("{family} {n}")));
             }
         }
+        for c in BARE.captures_iter(text) {
+            let Some(number) = c.get(1).or_else(|| c.get(2)).or_else(|| c.get(3)) else {
+                continue;
+            };
+            if let Ok(n) = number.as_str().parse::<u64>() {
+                for family in &self.families {
+                    out.push((c.get(0).map_or(0, |m| m.start()), format!("{family} {n}")));
+                }
+            }
+        }
         out.sort();
-        out.dedup_by(|a, b| a.1 == b.1);
+        let mut seen = std::collections::BTreeSet::new();
+        out.retain(|(_, key)| seen.insert(key.clone()));
         out
     }
 
-    /// The documents a statement cites with an edge: `(key, edge)`, the edge of the cue
-    /// nearest to each key.
+    /// The documents a statement cites with an edge: `(key, edge)`, each edge a cue of the
+    /// statement names; an edge written `<PRECEDES` runs from the cited document to the
+    /// statement.
     ///
     /// ```
     /// let rules = epigraph_operators::epistemic::Rules::bundled();
@@ -125,6 +160,14 @@ impl CitationRules {
     ///     [("kep 5307".to_string(), "BASED_ON".to_string()), ("kep 5307".to_string(), "REFINES".to_string())]
     /// );
     /// assert!(cites.cited("KEP-753 was discussed at length.").is_empty());
+    /// assert_eq!(
+    ///     cites.cited("Once KEP-4381 has landed, the classic API is removed."),
+    ///     [("kep 4381".to_string(), "<PRECEDES".to_string())]
+    /// );
+    /// assert_eq!(
+    ///     cites.cited("The label format is adapted from KEP-2214."),
+    ///     [("kep 2214".to_string(), "DERIVES_FROM".to_string())]
+    /// );
     /// ```
     pub fn cited(&self, text: &str) -> Vec<(String, String)> {
         let keys = self.keys(text);
@@ -139,6 +182,17 @@ impl CitationRules {
                     .into_iter()
                     .map(move |m| (m.start, m.end, name.as_str()))
             })
+            .collect();
+        // A cue inside a longer cue of another edge is part of it: "a prerequisite for" says
+        // ENABLES, not the BASED_ON of "prerequisite".
+        let cues: Vec<(usize, usize, &str)> = cues
+            .iter()
+            .filter(|(start, end, _)| {
+                !cues
+                    .iter()
+                    .any(|(s, e, _)| s <= start && end <= e && e - s > end - start)
+            })
+            .copied()
             .collect();
         let mut out = Vec::new();
         for (i, (at, key)) in keys.iter().enumerate() {
@@ -239,8 +293,12 @@ where
             }
         })
         .map(|((tenant, _, cite), (_, _, target))| {
-            let mut edge =
-                Relation::structural(&tenant, &cite.edge, &cite.memory_id, &target, None);
+            let mut edge = match cite.edge.strip_prefix('<') {
+                Some(rel_type) => {
+                    Relation::structural(&tenant, rel_type, &target, &cite.memory_id, None)
+                }
+                None => Relation::structural(&tenant, &cite.edge, &cite.memory_id, &target, None),
+            };
             edge.t_valid = cite.t_valid;
             edge.recorded_at = cite.recorded_at;
             GraphElement::Relation(edge)

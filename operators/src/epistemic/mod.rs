@@ -16,6 +16,9 @@
 //!   ("blocked until", "on hold pending") gets a `BLOCKS` edge from the latest open question on
 //!   its matter; the edge ends (`t_invalid`) when the question is answered.
 //!
+//! [`tenure`] ends entity relations that a later statement replaces ("now reports to", "left
+//! the team"): they get `t_invalid`.
+//!
 //! [`citations`] draws the edges of statements that cite another document ("builds on
 //! KEP-753") to that document's statements; the dataflow in `graph` runs it beside [`relate`].
 //!
@@ -40,6 +43,7 @@ pub mod matters;
 pub mod restated;
 pub mod review;
 mod rules;
+pub mod tenure;
 
 use std::sync::Arc;
 

@@ -21,6 +21,7 @@ use timely::progress::Timestamp;
 use crate::epistemic::amend::{Amendment, amended};
 use crate::epistemic::citations::citation_edges;
 use crate::epistemic::review::Review;
+use crate::epistemic::tenure::{Tenure, relation_ends, with_ends};
 use crate::epistemic::{Rules, relate_reviewed};
 use crate::extract::aliases::AliasLink;
 use crate::extract::doclinks::{DocLink, document_supersessions};
@@ -153,6 +154,7 @@ where
 {
     let rules = extractor.rules();
     let reader = extractor.clone();
+    let tenure = Tenure::new(extractor.ontology());
     let ontology_recurring = extractor
         .ontology()
         .recurring
@@ -232,16 +234,22 @@ where
         .clone()
         .map(|s| ((s.tenant, s.key), (s.entity_id, s.kind)))
         .distinct();
-    let entity_relations = extracted
+    let stated_relations = extracted
         .clone()
         .flat_map(|x| match x {
             Extracted::EntityRelation(r) => Some(r),
             _ => None,
         })
-        .concat(relations_of_open_units(open_units, named, reader))
-        .map(|r| (r.id.clone(), r))
-        .reduce(|_id, input, output| output.push((aggregate_relation(input), 1)))
-        .map(|(_, relation)| GraphElement::Relation(relation));
+        .concat(relations_of_open_units(open_units, named, reader));
+    let ends = relation_ends(stated_relations.clone(), &tenure);
+    let entity_relations = with_ends(
+        stated_relations
+            .map(|r| (r.id.clone(), r))
+            .reduce(|_id, input, output| output.push((aggregate_relation(input), 1)))
+            .map(|(_, relation)| relation),
+        ends,
+    )
+    .map(GraphElement::Relation);
     let known = sightings
         .map(|s| ((s.tenant, s.key), s.entity_id))
         .distinct();

@@ -190,6 +190,10 @@ pub struct CitationEdgeSpec {
     pub name: String,
     /// Phrases that say how the statement relates to what it cites.
     pub cues: Vec<String>,
+    /// The edge runs from the cited document's statement to the citing one ("once KEP-753
+    /// lands, …": KEP-753 `PRECEDES` this); by default from the citing statement.
+    #[serde(default)]
+    pub cited_first: bool,
 }
 
 /// `[[epistemics.need]]`: what a question asks for.

@@ -57,6 +57,10 @@ struct RelationFile {
     #[serde(default)]
     passive_cues: Vec<String>,
     temporal: TemporalType,
+    #[serde(default)]
+    exclusive: Option<Exclusive>,
+    #[serde(default)]
+    ends: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -235,6 +239,29 @@ impl Merged {
             if relation.cues.is_empty() && relation.passive_cues.is_empty() {
                 return invalid(format!("relation {} has no cues", relation.name));
             }
+            if relation.exclusive.is_some() && relation.temporal != TemporalType::Dynamic {
+                return invalid(format!(
+                    "relation {} is exclusive but not dynamic: only dynamic facts end",
+                    relation.name
+                ));
+            }
+            for ended in &relation.ends {
+                match self.relations.iter().find(|r| &r.rel_type() == ended) {
+                    Some(r) if r.temporal == TemporalType::Dynamic => {}
+                    Some(_) => {
+                        return invalid(format!(
+                            "relation {} ends {ended}, which is not dynamic: only dynamic facts end",
+                            relation.name
+                        ));
+                    }
+                    None => {
+                        return invalid(format!(
+                            "relation {} ends {ended}, which is not declared",
+                            relation.name
+                        ));
+                    }
+                }
+            }
         }
         if let Some(recurring) = &self.recurring
             && !kinds.contains(recurring.kind.as_str())
@@ -365,5 +392,7 @@ fn parse_relation(file: RelationFile) -> Result<RelationSpec, OntologyError> {
         cues: file.cues,
         passive_cues: file.passive_cues,
         temporal: file.temporal,
+        exclusive: file.exclusive,
+        ends: file.ends.iter().map(|e| e.to_ascii_uppercase()).collect(),
     })
 }

@@ -35,8 +35,8 @@ pub use epistemics::{
 };
 pub use signed_edges::EdgeSpec;
 pub use vocabulary::{
-    AliasSpec, AttributeSpec, EntityKind, Recurring, RelationSpec, Scoring, StatementCues,
-    TypeSpec, ValueKind,
+    AliasSpec, AttributeSpec, EntityKind, Exclusive, Recurring, RelationSpec, Scoring,
+    StatementCues, TypeSpec, ValueKind,
 };
 
 /// Why an ontology could not be loaded.

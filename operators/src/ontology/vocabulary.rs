@@ -61,6 +61,23 @@ pub struct RelationSpec {
     pub passive_cues: Vec<String>,
     /// Temporal type of the facts it states.
     pub temporal: TemporalType,
+    /// The side that holds at most one such relation at a time (`reports_to`: a person
+    /// reports to one manager), so a newer statement with another partner ends the older
+    /// one; `None` when many hold at once.
+    pub exclusive: Option<Exclusive>,
+    /// Neo4j types of the relations this one ends between the same two entities
+    /// (`left` ends `WORKS_ON`, `MEMBER_OF` and `MANAGES`).
+    pub ends: Vec<String>,
+}
+
+/// Which end of an exclusive relation has one partner at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Exclusive {
+    /// The start holds one at a time (`Maya --reports_to--> Tom`: Maya has one manager).
+    From,
+    /// The end has one at a time (`Maya --manages--> Atlas`: Atlas has one manager).
+    To,
 }
 
 impl RelationSpec {

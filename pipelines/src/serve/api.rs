@@ -9,9 +9,9 @@ pub use epigraph_query::briefing::ContextRequest;
 use epigraph_query::context::ContextBlock;
 use epigraph_query::graph::{NodeView, Subgraph};
 pub use epigraph_query::reads::{
-    ContradictionsResponse, EntitiesResponse, EntityParams, ListParams, NeighborhoodParams,
-    PrioritiesResponse, PriorityParams, QuestionsResponse, TenantParams, TimelineEntry,
-    TimelineParams, TimelineResponse, TraverseParams, TraverseResponse,
+    AnsweredResponse, ContradictionsResponse, EntitiesResponse, EntityParams, ListParams,
+    NeighborhoodParams, PrioritiesResponse, PriorityParams, QuestionsResponse, TenantParams,
+    TimelineEntry, TimelineParams, TimelineResponse, TraverseParams, TraverseResponse,
 };
 pub use epigraph_query::search::{
     ChunkResult, Explain, Level, Results, SearchParams, SearchResponse, SearchResult, SourceResult,
@@ -102,6 +102,13 @@ query_endpoint! {
     #[utoipa::path(get, path = "/v1/questions", tag = "graph", params(ListParams),
         responses((status = 200, body = QuestionsResponse)))]
     questions(ListParams) -> QuestionsResponse
+}
+
+query_endpoint! {
+    /// Answered questions, each with the statement that answered it.
+    #[utoipa::path(get, path = "/v1/questions/answered", tag = "graph", params(ListParams),
+        responses((status = 200, body = AnsweredResponse)))]
+    answered_questions(ListParams) -> AnsweredResponse
 }
 
 query_endpoint! {

@@ -237,6 +237,9 @@ pub struct EntityArgs {
     pub name: String,
     /// Most entities (default 20).
     pub limit: Option<usize>,
+    /// Only the relations valid at this instant (ms, RFC 3339 or YYYY-MM-DD); without it every
+    /// relation, those that ended with their t_invalid.
+    pub as_of: Option<String>,
 }
 
 /// Arguments of `traverse`.
@@ -248,6 +251,9 @@ pub struct TraverseArgs {
     pub path: String,
     /// Most paths (default 20).
     pub limit: Option<usize>,
+    /// Follow the relationships as they stood at this instant (ms, RFC 3339 or YYYY-MM-DD);
+    /// without it, those in force now (an ended relation is not followed).
+    pub as_of: Option<String>,
 }
 
 impl From<ListArgs> for ListParams {
@@ -773,6 +779,7 @@ impl EpigraphMcp {
             name: args.name,
             exact: None,
             limit: args.limit,
+            as_of: args.as_of,
             tenant: None,
         };
         answer(&parts, |tenant| async move {
@@ -782,7 +789,7 @@ impl EpigraphMcp {
     }
 
     #[tool(
-        description = "Follow typed relationships from a node or entity, e.g. path GOVERNED_BY,<EXCEPTION_TO (a leading < follows a relationship backwards); returns each path as its nodes.",
+        description = "Follow typed relationships from a node or entity, e.g. path GOVERNED_BY,<EXCEPTION_TO or <MANAGES (a leading < follows a relationship backwards); returns each path as its nodes. Follows only relationships in force now, or at as_of ('who manages Atlas now': from Atlas, path <MANAGES).",
         annotations(read_only_hint = true)
     )]
     async fn traverse(
@@ -794,6 +801,8 @@ impl EpigraphMcp {
             from: args.from,
             path: args.path,
             limit: Some(args.limit.unwrap_or(20)),
+            as_of: args.as_of,
+            include_ended: None,
             tenant: None,
         };
         answer(&parts, |tenant| async move {

@@ -9,7 +9,7 @@
 //!   the score components.
 //! - `POST /v1/context`: a token-budgeted context block ([`epigraph_query::context`]).
 //! - `GET /v1/nodes/{id}`, `/v1/nodes/{id}/neighborhood`, `/v1/entities`, `/v1/contradictions`,
-//!   `/v1/questions`, `/v1/priorities`, `/v1/timeline`, `/v1/traverse` ([`api`]).
+//!   `/v1/questions`, `/v1/questions/answered`, `/v1/priorities`, `/v1/timeline`, `/v1/traverse` ([`api`]).
 //! - `GET|POST|DELETE /v1/reviews`: review actions on the system's judgements ([`reviews`]).
 //! - `GET|POST /v1/proposals`, `GET /v1/proposals/{id}`, `POST /v1/proposals/{id}/approve|
 //!   reject|withdraw`: governed writes ([`proposals`]).
@@ -286,6 +286,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/entities", get(api::entities))
         .route("/v1/contradictions", get(api::contradictions))
         .route("/v1/questions", get(api::questions))
+        .route("/v1/questions/answered", get(api::answered_questions))
         .route("/v1/priorities", get(api::priorities))
         .route("/v1/priorities/history", get(history::history))
         .route("/v1/priorities/movers", get(history::movers))

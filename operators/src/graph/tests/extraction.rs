@@ -17,7 +17,7 @@ fn doc(id: &str, body: &str) -> SourceVersion {
 
 /// Runs `extract_graph` over the given rounds of updates and returns the consolidated updates
 /// at each time.
-fn run(rounds: Vec<Vec<(SourceVersion, isize)>>) -> Vec<Vec<(GraphElement, isize)>> {
+pub(super) fn run(rounds: Vec<Vec<(SourceVersion, isize)>>) -> Vec<Vec<(GraphElement, isize)>> {
     let n = rounds.len();
     let captured = timely::execute_directly(move |worker| {
         let extractor = Arc::new(Extractor::bundled());

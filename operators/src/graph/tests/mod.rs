@@ -4,3 +4,4 @@
 mod epistemics;
 mod extraction;
 mod reviews;
+mod tenure;

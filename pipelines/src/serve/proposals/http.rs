@@ -147,47 +147,46 @@ async fn decide(
     Ok(Json(view))
 }
 
-/// Approve a proposal (a reviewer's token): it applies now, or conflicts.
-#[utoipa::path(post, operation_id = "approve_proposal", path = "/v1/proposals/{id}/approve", tag = "proposals", params(("id" = String, Path), TenantParam),
-    request_body = Option<DecisionRequest>,
-    responses((status = 200, body = ProposalView), (status = 403, body = crate::serve::ErrorBody),
-              (status = 404, body = crate::serve::ErrorBody), (status = 409, body = crate::serve::ErrorBody)))]
-pub async fn approve(
-    State(state): State<AppState>,
-    Extension(Tenant(tenant)): Extension<Tenant>,
-    Extension(caller): Extension<Caller>,
-    ApiPath(id): ApiPath<String>,
-    ApiBytes(request): ApiBytes,
-) -> Result<Json<ProposalView>, ApiError> {
-    decide(state, tenant, caller, id, Decision::Approve, request).await
+/// A decision on a proposal: `POST /v1/proposals/{id}/<action>` answered by [`decide`] with
+/// one [`Decision`]; the OpenAPI description goes on the handler.
+macro_rules! decision_endpoint {
+    ($(#[$attr:meta])* $name:ident => $decision:expr) => {
+        $(#[$attr])*
+        pub async fn $name(
+            State(state): State<AppState>,
+            Extension(Tenant(tenant)): Extension<Tenant>,
+            Extension(caller): Extension<Caller>,
+            ApiPath(id): ApiPath<String>,
+            ApiBytes(request): ApiBytes,
+        ) -> Result<Json<ProposalView>, ApiError> {
+            decide(state, tenant, caller, id, $decision, request).await
+        }
+    };
 }
 
-/// Reject a proposal (a reviewer's token): it never applies.
-#[utoipa::path(post, operation_id = "reject_proposal", path = "/v1/proposals/{id}/reject", tag = "proposals", params(("id" = String, Path), TenantParam),
-    request_body = Option<DecisionRequest>,
-    responses((status = 200, body = ProposalView), (status = 403, body = crate::serve::ErrorBody),
-              (status = 404, body = crate::serve::ErrorBody), (status = 409, body = crate::serve::ErrorBody)))]
-pub async fn reject(
-    State(state): State<AppState>,
-    Extension(Tenant(tenant)): Extension<Tenant>,
-    Extension(caller): Extension<Caller>,
-    ApiPath(id): ApiPath<String>,
-    ApiBytes(request): ApiBytes,
-) -> Result<Json<ProposalView>, ApiError> {
-    decide(state, tenant, caller, id, Decision::Reject, request).await
+decision_endpoint! {
+    /// Approve a proposal (a reviewer's token): it applies now, or conflicts.
+    #[utoipa::path(post, operation_id = "approve_proposal", path = "/v1/proposals/{id}/approve", tag = "proposals", params(("id" = String, Path), TenantParam),
+        request_body = Option<DecisionRequest>,
+        responses((status = 200, body = ProposalView), (status = 403, body = crate::serve::ErrorBody),
+                  (status = 404, body = crate::serve::ErrorBody), (status = 409, body = crate::serve::ErrorBody)))]
+    approve => Decision::Approve
 }
 
-/// Withdraw a proposal before it applies (its proposer, or a reviewer).
-#[utoipa::path(post, operation_id = "withdraw_proposal", path = "/v1/proposals/{id}/withdraw", tag = "proposals", params(("id" = String, Path), TenantParam),
-    request_body = Option<DecisionRequest>,
-    responses((status = 200, body = ProposalView), (status = 403, body = crate::serve::ErrorBody),
-              (status = 404, body = crate::serve::ErrorBody), (status = 409, body = crate::serve::ErrorBody)))]
-pub async fn withdraw(
-    State(state): State<AppState>,
-    Extension(Tenant(tenant)): Extension<Tenant>,
-    Extension(caller): Extension<Caller>,
-    ApiPath(id): ApiPath<String>,
-    ApiBytes(request): ApiBytes,
-) -> Result<Json<ProposalView>, ApiError> {
-    decide(state, tenant, caller, id, Decision::Withdraw, request).await
+decision_endpoint! {
+    /// Reject a proposal (a reviewer's token): it never applies.
+    #[utoipa::path(post, operation_id = "reject_proposal", path = "/v1/proposals/{id}/reject", tag = "proposals", params(("id" = String, Path), TenantParam),
+        request_body = Option<DecisionRequest>,
+        responses((status = 200, body = ProposalView), (status = 403, body = crate::serve::ErrorBody),
+                  (status = 404, body = crate::serve::ErrorBody), (status = 409, body = crate::serve::ErrorBody)))]
+    reject => Decision::Reject
+}
+
+decision_endpoint! {
+    /// Withdraw a proposal before it applies (its proposer, or a reviewer).
+    #[utoipa::path(post, operation_id = "withdraw_proposal", path = "/v1/proposals/{id}/withdraw", tag = "proposals", params(("id" = String, Path), TenantParam),
+        request_body = Option<DecisionRequest>,
+        responses((status = 200, body = ProposalView), (status = 403, body = crate::serve::ErrorBody),
+                  (status = 404, body = crate::serve::ErrorBody), (status = 409, body = crate::serve::ErrorBody)))]
+    withdraw => Decision::Withdraw
 }

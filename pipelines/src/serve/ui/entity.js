@@ -1,6 +1,6 @@
 // The entity page: names and aliases, identity links (SAME_AS), relations, the memory objects
 // around it and its neighbourhood drawn with Cytoscape.js (vendored, loaded as a classic script).
-import { api, day, esc, go } from "./app.js";
+import { api, asOfParam, day, esc, go, settings } from "./app.js";
 
 const entityView = { name: localStorage.getItem("epigraph.entity") || "" };
 const EDGE_COLOURS = {
@@ -34,7 +34,7 @@ export async function entityPage(view, { query, stale }) {
     name = node?.properties?.name || name;
   }
   if (!name) { body.innerHTML = `<p class="muted">Name an entity.</p>`; return; }
-  const { entities } = await api("/v1/entities", { query: { name, limit: 10 } });
+  const { entities } = await api("/v1/entities", { query: { name, limit: 10, as_of: asOfParam() } });
   if (stale()) return;
   if (!entities.length) { body.innerHTML = `<p class="muted">No entity is known by ${esc(name)}.</p>`; return; }
   const entity = entities.find((e) => e.id === id || e.merged.includes(id)) || entities[0];
@@ -46,9 +46,9 @@ export async function entityPage(view, { query, stale }) {
     ${entity.addresses.length ? `<dt>addresses</dt><dd>${entity.addresses.map(esc).join(", ")}</dd>` : ""}
     <dt>mentions</dt><dd>${entity.mentions ?? 0}</dd>
     <dt>same as</dt><dd>${entity.merged.length ? entity.merged.map((m) => `<code>${esc(m)}</code>`).join(", ") + ' <span class="muted small">(merged by identity resolution: SAME_AS)</span>' : '<span class="muted">no identity links</span>'}</dd></dl>
-    <h3>Relations</h3>
+    <h3>Relations</h3>${settings.asOf != null ? '<p class="note">Valid as of the chosen instant.</p>' : '<p class="muted small">An ended relation shows its end date ("now reports to …", "left …").</p>'}
     <table class="list" id="relations"><thead><tr><th>relation</th><th>with</th><th>since</th><th>sources</th></tr></thead><tbody>
-    ${entity.relations.map((r) => `<tr><td>${r.direction === "out" ? "→" : "←"} ${esc(r.type)}</td><td><a href="#/entity?id=${encodeURIComponent(r.id)}&name=${encodeURIComponent(r.name || "")}">${esc(r.name || r.id)}</a></td>
+    ${entity.relations.map((r) => `<tr${r.t_invalid && r.t_invalid <= (settings.asOf ?? Date.now()) ? ' class="ended"' : ""}><td>${r.direction === "out" ? "→" : "←"} ${esc(r.type)}</td><td><a href="#/entity?id=${encodeURIComponent(r.id)}&name=${encodeURIComponent(r.name || "")}">${esc(r.name || r.id)}</a></td>
       <td>${esc(day(r.t_valid))}${r.t_invalid ? " – " + esc(day(r.t_invalid)) : ""}</td><td class="num">${r.support ?? ""}</td></tr>`).join("")}
     </tbody></table>${entity.relations.length ? "" : '<p class="muted">No relations.</p>'}
     <h3>Memory objects around it</h3><ul id="mentions" class="plain"><li class="muted">loading…</li></ul>

@@ -193,7 +193,7 @@ function side(m) {
   </div>`;
 }
 
-function reviewControls(relation, from, to) {
+function reviewControls(relation, from, to, labels = {}) {
   if (reviews.available === false) return `<span class="muted small">reviews are not available on this server</span>`;
   const r = reviewOf(relation, from, to);
   if (r) {
@@ -203,7 +203,7 @@ function reviewControls(relation, from, to) {
   }
   return `<input type="text" class="reason" placeholder="reason (optional)" aria-label="reason">
     <button type="button" data-act="confirm" data-relation="${relation}" data-from="${esc(from)}" data-to="${esc(to)}">Confirm</button>
-    <button type="button" data-act="reject" data-relation="${relation}" data-from="${esc(from)}" data-to="${esc(to)}">Reject</button>`;
+    <button type="button" data-act="reject" data-relation="${relation}" data-from="${esc(from)}" data-to="${esc(to)}">${esc(labels.reject || "Reject")}</button>`;
 }
 
 /** Wires the review buttons of `container`. */
@@ -292,7 +292,19 @@ async function questions(view, { stale }) {
       <td>${esc(m.text)}<br>${source(m)}</td><td title="${esc(when(m.t_valid))}">${esc(ago(m.t_valid))}</td>
       <td>${holds(m).length ? `<details data-blocks="${esc(holds(m).map((e) => e.id).join(","))}"><summary>${holds(m).length} statement(s)</summary><ul class="held"></ul></details>` : '<span class="muted">nothing</span>'}</td></tr>`).join("")}
     </tbody></table>
-    <p class="muted small">Answered questions leave this list when an answer is linked (an ANSWERS edge); the timeline shows them with their answers.</p>`;
+    <h2 id="answered-h">Answered</h2>
+    <p class="muted small">A question leaves the open list when a later statement answers it (an ANSWERS edge). If the answer is wrong, reopen the question: the edge is rejected and the question stands open again after the pipeline's next epoch.</p>
+    <div id="answered" aria-labelledby="answered-h"><p class="muted">loading…</p></div>`;
+  const answeredBox = view.querySelector("#answered");
+  api("/v1/questions/answered", { query: { as_of: asOfParam(), limit: 50 } }).then(({ answered }) => {
+    if (stale()) return;
+    answeredBox.innerHTML = answered.length ? answered.map((x) => `<article class="pair answered" data-question="${esc(x.question.id)}" tabindex="0" aria-label="answered question">
+      <header><span>answered ${esc(when(x.answered_at))}</span>${x.review ? " " + badge(x.review, x.review) : ""}</header>
+      <div class="sides">${side(x.question)}<div class="vs" aria-hidden="true">←</div>${side(x.answer)}</div>
+      <footer class="review">${reviewControls("ANSWERS", x.answer.id, x.question.id, { reject: "Reopen" })}</footer></article>`).join("")
+      : '<p class="muted" id="no-answered">No answered questions.</p>';
+  }).catch((error) => { answeredBox.innerHTML = `<p class="error" role="alert">${esc(error.message)}</p>`; });
+  reviewButtons(answeredBox);
   view.querySelectorAll("details[data-blocks]").forEach((d) => d.addEventListener("toggle", async () => {
     const ul = d.querySelector("ul");
     if (!d.open || ul.childElementCount) return;
