@@ -101,8 +101,10 @@ try {
   check(questions >= 1, `questions: ${questions}`);
   await page.waitForSelector("#answered article.answered, #no-answered", { timeout: 15000 });
   const answered = await page.locator("#answered article.answered").count();
+  check(answered >= 1, `answered questions: ${answered}`);
   let reopened = "none answered";
   if (answered > 0) {
+    await page.locator("#answered").scrollIntoViewIfNeeded();
     await shot(page, "questions-answered");
     const first = page.locator("#answered article.answered").first();
     const question = await first.getAttribute("data-question");

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use epigraph_tests::corpus::{DAY, MEMO, PLANNED, QUESTION, SHEET, SLIPPED, T0, event};
+use epigraph_tests::corpus::{DAY, MEMO, PLANNED, QUESTION, SHEET, SLIPPED, T0, authored, event};
 use epigraph_tests::{TestEnv, ingest, last_json_line, neo4j, serial};
 
 fn repo() -> PathBuf {
@@ -134,6 +134,16 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
         event("chat", "atlas/1", 0, PLANNED),
         event("chat", "atlas/2", 8, SLIPPED),
         event("chat", "ask/1", 3, QUESTION),
+        // A question and its answer, for the Answered list and its Reopen button.
+        event("chat", "bw/q", 1, "Who owns the BlueWave renewal?"),
+        event("chat", "bw/x", 2, "The BlueWave renewal call went long."),
+        authored(
+            "chat",
+            "bw/a",
+            4,
+            "Mateo Rossi will own the BlueWave renewal.",
+            Some("Mateo Rossi"),
+        ),
         // Refused by the connector: a dead letter for the health page.
         r#"{"kind": "fax", "source_id": "fax/1", "body": "a fax"}"#.to_string(),
     ];
