@@ -1,6 +1,6 @@
 // The entity page: names and aliases, identity links (SAME_AS), relations, the memory objects
 // around it and its neighbourhood drawn with Cytoscape.js (vendored, loaded as a classic script).
-import { api, asOfParam, day, esc, go, settings } from "./app.js";
+import { api, asOfParam, day, esc, go, review, reviewOf, settings } from "./app.js";
 
 const entityView = { name: localStorage.getItem("epigraph.entity") || "" };
 const EDGE_COLOURS = {
@@ -45,7 +45,7 @@ export async function entityPage(view, { query, stale }) {
     <dl class="edges"><dt>aliases</dt><dd id="aliases">${entity.aliases.map(esc).join(", ") || '<span class="muted">none</span>'}</dd>
     ${entity.addresses.length ? `<dt>addresses</dt><dd>${entity.addresses.map(esc).join(", ")}</dd>` : ""}
     <dt>mentions</dt><dd>${entity.mentions ?? 0}</dd>
-    <dt>same as</dt><dd>${entity.merged.length ? entity.merged.map((m) => `<code>${esc(m)}</code>`).join(", ") + ' <span class="muted small">(merged by identity resolution: SAME_AS)</span>' : '<span class="muted">no identity links</span>'}</dd></dl>
+    <dt>same as</dt><dd id="same-as">${entity.merged.length ? entity.merged.map((m) => `<span class="merged"><code>${esc(m)}</code> ${reviewOf("SAME_AS", m, entity.id)?.verdict === "reject" ? '<span class="badge rejected" data-review="reject">split requested</span>' : `<button type="button" class="split" data-merged="${esc(m)}" title="an identity verdict: these are different entities">Not the same</button>`}</span>`).join(" ") + ' <span class="muted small">(merged by identity resolution: SAME_AS; "Not the same" records a reviewer\'s verdict and splits them at the pipeline\'s next epoch)</span>' : '<span class="muted">no identity links</span>'}</dd></dl>
     <h3>Relations</h3>${settings.asOf != null ? '<p class="note">Valid as of the chosen instant.</p>' : '<p class="muted small">An ended relation shows its end date ("now reports to …", "left …").</p>'}
     <table class="list" id="relations"><thead><tr><th>relation</th><th>with</th><th>since</th><th>sources</th></tr></thead><tbody>
     ${entity.relations.map((r) => `<tr${r.t_invalid && r.t_invalid <= (settings.asOf ?? Date.now()) ? ' class="ended"' : ""}><td>${r.direction === "out" ? "→" : "←"} ${esc(r.type)}</td><td><a href="#/entity?id=${encodeURIComponent(r.id)}&name=${encodeURIComponent(r.name || "")}">${esc(r.name || r.id)}</a></td>
@@ -56,6 +56,18 @@ export async function entityPage(view, { query, stale }) {
     <section aria-labelledby="graph-h"><h2 id="graph-h">Neighbourhood <span class="muted small">2 hops</span></h2>
     <div id="graph" role="img" aria-label="neighbourhood graph of ${esc(entity.name)}"></div>
     <p class="legend small">${Object.entries(EDGE_COLOURS).map(([t, c]) => `<span><i style="background:${c}"></i>${t}</span>`).join(" ")}</p></section></div>`;
+  body.querySelector("#same-as").addEventListener("click", async (event) => {
+    const button = event.target.closest("button.split");
+    if (!button) return;
+    button.disabled = true;
+    try {
+      await review("SAME_AS", button.dataset.merged, entity.id, "reject", "not the same entity (workspace)");
+      button.replaceWith(Object.assign(document.createElement("span"), { className: "badge rejected", textContent: "split requested" }));
+    } catch (error) {
+      button.disabled = false;
+      button.insertAdjacentHTML("afterend", ` <span class="error" role="alert">${esc(error.message)}</span>`);
+    }
+  });
   const graph = await api(`/v1/nodes/${encodeURIComponent(entity.id)}/neighborhood`, { query: { hops: 2, limit: 80 } });
   if (stale()) return;
   const memories = graph.nodes.filter((n) => n.labels.includes("Memory"));

@@ -290,7 +290,7 @@ async function questions(view, { stale }) {
     <table class="list" id="questions"><thead><tr><th>K</th><th>h</th><th>question</th><th>asked</th><th>holds up</th></tr></thead><tbody>
     ${list.map((m) => `<tr tabindex="0" data-id="${esc(m.id)}"><td class="num k">${num(m.k)}${moveMark(m)}</td><td class="num">${num(m.k_terms?.h)}</td>
       <td>${esc(m.text)}<br>${source(m)}</td><td title="${esc(when(m.t_valid))}">${esc(ago(m.t_valid))}</td>
-      <td>${holds(m).length ? `<details data-blocks="${esc(holds(m).map((e) => e.id).join(","))}"><summary>${holds(m).length} statement(s)</summary><ul class="held"></ul></details>` : '<span class="muted">nothing</span>'}</td></tr>`).join("")}
+      <td>${holds(m).length ? `<details data-question="${esc(m.id)}" data-blocks="${esc(holds(m).map((e) => e.id).join(","))}"><summary>${holds(m).length} statement(s)</summary><ul class="held"></ul></details>` : '<span class="muted">nothing</span>'}</td></tr>`).join("")}
     </tbody></table>
     <h2 id="answered-h">Answered</h2>
     <p class="muted small">A question leaves the open list when a later statement answers it (an ANSWERS edge). If the answer is wrong, reopen the question: the edge is rejected and the question stands open again after the pipeline's next epoch.</p>
@@ -310,9 +310,10 @@ async function questions(view, { stale }) {
     if (!d.open || ul.childElementCount) return;
     for (const id of d.dataset.blocks.split(",")) {
       const node = await api(`/v1/nodes/${encodeURIComponent(id)}`).catch(() => null);
-      ul.insertAdjacentHTML("beforeend", `<li>${esc(node?.properties?.text || id)}</li>`);
+      ul.insertAdjacentHTML("beforeend", `<li>${esc(node?.properties?.text || id)}<div class="review">${reviewControls("BLOCKS", d.dataset.question, id, { reject: "Not held up by it" })}</div></li>`);
     }
   }));
+  reviewButtons(view.querySelector("#questions"));
   rowKeys(view.querySelector("#questions"), "tr[data-id]", (row) => { const d = row.querySelector("details"); if (d) d.open = !d.open; });
 }
 
