@@ -118,15 +118,23 @@ where
     T: Timestamp + Lattice,
 {
     let reviews = elements.clone().flat_map(|_| None::<Review>);
-    relate_reviewed(elements, rules, reviews)
+    let numbered = elements.clone().flat_map(|_| None);
+    relate_reviewed(elements, rules, reviews, numbered)
 }
 
 /// [`relate`] with reviewers' verdicts on its judgements (see [`review`]): rejected edges are
 /// retracted with what followed from them, confirmed ones are marked.
+///
+/// `numbered` are the `(tenant, source id)` of numbered documents (a KEP, a PEP, an ADR: their
+/// header names their key). Such documents replace each other through their headers
+/// (`Replaces:`, `Superseded-By:`) and citations, drawn before this function; so no statement of
+/// one supersedes a statement of another here: a plan or figure of one that differs from
+/// another's is a different design, not the revision of that document's decision.
 pub fn relate_reviewed<'s, T>(
     elements: VecCollection<'s, T, GraphElement>,
     rules: Arc<Rules>,
     reviews: VecCollection<'s, T, Review>,
+    numbered: VecCollection<'s, T, (String, String)>,
 ) -> VecCollection<'s, T, GraphElement>
 where
     T: Timestamp + Lattice,
@@ -422,6 +430,23 @@ where
         .concat(by_matter)
         .concat(restatements)
         .distinct();
+    // No supersession between the statements of two numbered documents (see above).
+    let in_numbered = memories
+        .clone()
+        .map(|m| ((m.tenant.clone(), m.source_id.clone()), m.id.clone()))
+        .semijoin(numbered.distinct())
+        .map(|((_, source), id)| (id, source));
+    let across_numbered = links
+        .clone()
+        .filter(|l| l.kind == LinkKind::Supersedes)
+        .map(|l| (l.from.clone(), l))
+        .join_map(in_numbered.clone(), |_, l, from| {
+            (l.to.clone(), (l.clone(), from.clone()))
+        })
+        .join_map(in_numbered, |_, (l, from), to| (l.clone(), from != to))
+        .filter(|(_, across)| *across)
+        .map(|(l, _)| l);
+    let links = links.concat(across_numbered.negate());
     let link_key = |l: &Link| {
         (
             l.tenant.clone(),

@@ -24,7 +24,7 @@ use crate::epistemic::review::Review;
 use crate::epistemic::tenure::{Tenure, relation_ends, with_ends};
 use crate::epistemic::{Rules, relate_reviewed};
 use crate::extract::aliases::AliasLink;
-use crate::extract::doclinks::{DocLink, document_supersessions};
+use crate::extract::doclinks::{DocLink, DocRole, document_supersessions};
 use crate::extract::open_units::relations_of_open_units;
 use crate::extract::sighting::aggregate_entity;
 use crate::extract::{CandidateMention, Extractor, OpenUnit, Sighting, edge, entity_id};
@@ -318,6 +318,11 @@ where
         GraphElement::Memory(m) => Some(m),
         _ => None,
     });
+    let numbered = doc_links
+        .clone()
+        .filter(|l| l.role == DocRole::Is)
+        .map(|l| (l.tenant, l.source_id))
+        .distinct();
     let cited = citation_edges(memories, doc_links.clone(), rules.clone());
     let all = elements
         .concat(document_supersessions(doc_links))
@@ -330,7 +335,7 @@ where
         Some(recurring) => all.concat(recurring),
         None => all,
     };
-    relate_reviewed(all, rules, reviews)
+    relate_reviewed(all, rules, reviews, numbered)
 }
 
 /// One relation from all the sources that state it: the earliest statement's (by valid time,

@@ -952,3 +952,43 @@ fn the_same_statement_in_another_source_is_linked_to_the_first_and_boilerplate_i
     );
     assert!(copies(&states[1]).is_empty(), "retracted with docs/0.md");
 }
+
+#[test]
+fn two_numbered_documents_supersede_each_other_only_through_their_headers() {
+    // The same slip, written in two documents that each name their key: one design's date
+    // is not the revision of the other's unless a header or a citation says so.
+    let planned = format!("KEP: 101\nTitle: Atlas launch\n\n{PLANNED}\n");
+    let slipped = format!("KEP: 102\nTitle: Atlas follow-up\n\n{SLIPPED}\n");
+    let elements = graph(
+        vec![
+            source("kep-101", SourceKind::Document, 1, &planned),
+            source("kep-102", SourceKind::Document, 9, &slipped),
+        ],
+        vec![],
+    );
+    assert!(
+        !links(&elements).iter().any(|(t, ..)| t == "SUPERSEDES"),
+        "{:?}",
+        links(&elements)
+    );
+    assert_eq!(memories(&elements)[PLANNED].standing, Standing::Current);
+    // With a header saying so, the documents replace each other (between their source nodes).
+    let replacing = format!("KEP: 102\nTitle: Atlas follow-up\nReplaces: 101\n\n{SLIPPED}\n");
+    let elements = graph(
+        vec![
+            source("kep-101", SourceKind::Document, 1, &planned),
+            source("kep-102", SourceKind::Document, 9, &replacing),
+        ],
+        vec![],
+    );
+    assert_eq!(relation(&elements, "SUPERSEDES").len(), 1);
+    // Unnumbered documents still supersede by what they say.
+    let elements = graph(
+        vec![
+            source("notes-1", SourceKind::Document, 1, PLANNED),
+            source("notes-2", SourceKind::Document, 9, SLIPPED),
+        ],
+        vec![],
+    );
+    assert_eq!(memories(&elements)[PLANNED].standing, Standing::Superseded);
+}
