@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # deploy/local/services.sh — run epigraph's real backing services on one machine without Docker.
 #
-#   services.sh up                 fetch what is missing (jars + model), start Kafka and Neo4j, wait until ready
+#   services.sh up                 fetch what is missing (jars + model + registry), start Kafka, Neo4j and the
+#                                  schema registry (Apicurio), wait until ready
 #   services.sh down               stop what this script started (by pid file): SIGTERM, then SIGKILL after 30 s
 #   services.sh status             one line per service: up/down, pid, address (exit 0 only if all are up)
-#   services.sh logs [kafka|neo4j] [-f]   last lines of the server log(s) (LINES=200 by default)
-#   services.sh fetch              download the Kafka and Neo4j jars and the embedding model; start nothing
+#   services.sh logs [kafka|neo4j|registry] [-f]   last lines of the server log(s) (LINES=200 by default)
+#   services.sh fetch              download the Kafka and Neo4j jars and the embedding model, build the
+#                                  registry; start nothing
 #   services.sh model              download only the embedding model
 #   services.sh env                print the EPIGRAPH_* variables that point the app at these services
 #
@@ -15,6 +17,8 @@
 #   models/all-MiniLM-L6-v2/       model.safetensors, tokenizer.json, config.json, vocab.txt, ...
 #   run/kafka/{server.properties,data/,logs/kafka.log,kafka.pid}
 #   run/neo4j/{conf/neo4j.conf,data/,logs/{console.log,neo4j.log},plugins/,import/,neo4j.pid}
+#   apicurio/                      Apicurio Registry 2.4.2.Final built by setup.sh (epigraph_registry_setup)
+#   run/registry/{logs/registry.log,registry.pid}   (in-memory storage: empty after each start)
 #   run/versions.txt               what was actually run last time
 #
 # Environment knobs (all optional):
@@ -23,7 +27,10 @@
 #   EPIGRAPH_NEO4J_BOLT_PORT       Bolt port (7687); EPIGRAPH_NEO4J_HTTP=true enables HTTP on
 #                                  EPIGRAPH_NEO4J_HTTP_PORT (7474), off by default
 #   EPIGRAPH_KAFKA_VERSION (4.1.2), EPIGRAPH_NEO4J_VERSION (5.26.30), EPIGRAPH_MODEL_PKG_VERSION (0.1.0)
-#   EPIGRAPH_KAFKA_HEAP (512m), EPIGRAPH_NEO4J_HEAP (1g), EPIGRAPH_NEO4J_PAGECACHE (512m)
+#   EPIGRAPH_REGISTRY_PORT         schema registry HTTP port (8081); its Confluent-compatible API is
+#                                  http://127.0.0.1:8081/apis/ccompat/v7
+#   EPIGRAPH_KAFKA_HEAP (512m), EPIGRAPH_NEO4J_HEAP (1g), EPIGRAPH_NEO4J_PAGECACHE (512m),
+#   EPIGRAPH_REGISTRY_HEAP (384m)
 #   EPIGRAPH_START_TIMEOUT (120 s per service), EPIGRAPH_STOP_TIMEOUT (30 s)
 #   EPIGRAPH_NICE                  niceness for mvn/pip/java started here (default 0)
 #   JAVA_HOME / EPIGRAPH_JAVA      which java to use (17+); MVN, PYTHON to pick those tools
@@ -82,6 +89,8 @@ KAFKA_CONTROLLER_PORT="${EPIGRAPH_KAFKA_CONTROLLER_PORT:-$((KAFKA_PORT + 1))}"
 NEO4J_BOLT_PORT="${EPIGRAPH_NEO4J_BOLT_PORT:-7687}"
 NEO4J_HTTP_ENABLED="${EPIGRAPH_NEO4J_HTTP:-false}"
 NEO4J_HTTP_PORT="${EPIGRAPH_NEO4J_HTTP_PORT:-7474}"
+REGISTRY_PORT="${EPIGRAPH_REGISTRY_PORT:-8081}"
+REGISTRY_HEAP="${EPIGRAPH_REGISTRY_HEAP:-384m}"
 KAFKA_HEAP="${EPIGRAPH_KAFKA_HEAP:-512m}"
 NEO4J_HEAP="${EPIGRAPH_NEO4J_HEAP:-1g}"
 NEO4J_PAGECACHE="${EPIGRAPH_NEO4J_PAGECACHE:-512m}"
@@ -102,9 +111,16 @@ NEO4J_CONSOLE_LOG="$NEO4J_RUN/logs/console.log"
 NEO4J_USER_LOG="$NEO4J_RUN/logs/neo4j.log"
 KAFKA_PID_FILE="$KAFKA_RUN/kafka.pid"
 NEO4J_PID_FILE="$NEO4J_RUN/neo4j.pid"
+REGISTRY_DIR="$EPIGRAPH_HOME/apicurio"
+REGISTRY_RUN="$RUN_DIR/registry"
+REGISTRY_LOG="$REGISTRY_RUN/logs/registry.log"
+REGISTRY_PID_FILE="$REGISTRY_RUN/registry.pid"
+REGISTRY_VERSION="apicurio-registry 2.4.2.Final (in-memory)"
 
 KAFKA_MAIN="kafka.Kafka"
 NEO4J_MAIN="org.neo4j.server.CommunityEntryPoint"
+# The registry runs as `java -jar`: its jar's path is what identifies the process.
+REGISTRY_MAIN="apicurio/apicurio-registry-runner.jar"
 
 # ---------------------------------------------------------------------------------------------
 # small helpers
@@ -337,10 +353,18 @@ PY
     log "model ready in $MODEL_DIR ($(du -sh "$MODEL_DIR" | cut -f1)) in $(elapsed "$t0") s"
 }
 
+fetch_registry() {
+    # Built (once) by setup.sh from Maven Central; a no-op when the build is current.
+    EPIGRAPH_HOME="$EPIGRAPH_HOME" EPIGRAPH_NICE="$NICE" bash "$SCRIPT_DIR/setup.sh" registry ||
+        die "building the schema registry (Apicurio) failed (see above)"
+    [[ -s "$REGISTRY_DIR/apicurio-registry-runner.jar" ]] || die "$REGISTRY_DIR has no apicurio-registry-runner.jar after setup.sh registry"
+}
+
 fetch_all() {
     fetch_kafka
     fetch_neo4j
     fetch_model
+    fetch_registry
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -470,6 +494,34 @@ neo4j_start() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# Schema registry (Apicurio Registry, in-memory H2 storage, Confluent-compatible API)
+
+REGISTRY_T0=""
+registry_start() {
+    local pid
+    pid="$(live_pid "$REGISTRY_PID_FILE" "$REGISTRY_MAIN")"
+    if [[ -n "$pid" ]]; then
+        REGISTRY_T0=""
+        return 0
+    fi
+    rm -f "$REGISTRY_PID_FILE"
+    if port_open "$REGISTRY_PORT"; then
+        die "registry: 127.0.0.1:$REGISTRY_PORT is already in use by a process this script did not start; stop it or set EPIGRAPH_REGISTRY_PORT"
+    fi
+    mkdir -p "$REGISTRY_RUN/logs"
+    rotate_log "$REGISTRY_LOG"
+    REGISTRY_T0="$(now)"
+    # Quarkus reads -D system properties over the app's application.properties: loopback only,
+    # our port, no CORS origin but the registry itself.
+    launch registry "$REGISTRY_PID_FILE" "$REGISTRY_LOG" "$JAVA_BIN" \
+        "-Xms128m" "-Xmx$REGISTRY_HEAP" -XX:+UseSerialGC -Djava.awt.headless=true \
+        "-Dquarkus.http.host=127.0.0.1" "-Dquarkus.http.port=$REGISTRY_PORT" \
+        "-Dquarkus.http.cors.origins=http://127.0.0.1:$REGISTRY_PORT" \
+        -jar "$REGISTRY_DIR/apicurio-registry-runner.jar"
+    log "registry: started pid $(cat "$REGISTRY_PID_FILE") ($REGISTRY_VERSION) on http://127.0.0.1:$REGISTRY_PORT/apis/ccompat/v7; log $REGISTRY_LOG"
+}
+
+# ---------------------------------------------------------------------------------------------
 # readiness
 
 # wait_ready NAME PID_FILE MAIN PORT T0 PATTERN LOG... : wait until the process logs PATTERN and
@@ -523,6 +575,8 @@ write_versions() {
         echo "kafka_bootstrap=127.0.0.1:$KAFKA_PORT"
         echo "neo4j=org.neo4j:neo4j:$NEO4J_VERSION (community)"
         echo "neo4j_bolt=bolt://127.0.0.1:$NEO4J_BOLT_PORT"
+        echo "registry=io.apicurio:apicurio-registry-app:2.4.2.Final (Quarkus legacy jar, H2 in memory)"
+        echo "registry_url=http://127.0.0.1:$REGISTRY_PORT/apis/ccompat/v7"
         echo "model=$MODEL_PKG==$MODEL_PKG_VERSION ($MODEL_NAME) at $MODEL_DIR"
         if command -v sha256sum >/dev/null 2>&1 && [[ -f "$MODEL_DIR/model.safetensors" ]]; then
             echo "model_safetensors_sha256=$(sha256sum "$MODEL_DIR/model.safetensors" | cut -d' ' -f1)"
@@ -582,13 +636,16 @@ cmd_up() {
     # Neo4j is the slower one: launch it first, then format (once) and launch Kafka, then wait.
     neo4j_start
     kafka_start
+    registry_start
     local failed=0
     (wait_ready kafka "$KAFKA_PID_FILE" "$KAFKA_MAIN" "$KAFKA_PORT" "$KAFKA_T0" \
         "Kafka Server started" "$KAFKA_LOG") || failed=1
     (wait_ready neo4j "$NEO4J_PID_FILE" "$NEO4J_MAIN" "$NEO4J_BOLT_PORT" "$NEO4J_T0" \
         "Started." "$NEO4J_USER_LOG" "$NEO4J_CONSOLE_LOG") || failed=1
+    (wait_ready registry "$REGISTRY_PID_FILE" "$REGISTRY_MAIN" "$REGISTRY_PORT" "$REGISTRY_T0" \
+        "Listening on: http://" "$REGISTRY_LOG") || failed=1
     # Record versions and start times when something was started (a no-op `up` keeps the file).
-    if [[ -n "$KAFKA_T0$NEO4J_T0" || ! -f "$RUN_DIR/versions.txt" ]]; then write_versions; fi
+    if [[ -n "$KAFKA_T0$NEO4J_T0$REGISTRY_T0" || ! -f "$RUN_DIR/versions.txt" ]]; then write_versions; fi
     rm -f "$RUN_DIR/versions.txt.tmp"
     ((failed == 0)) || die "not all services came up (see above)"
     cmd_status
@@ -602,8 +659,11 @@ cmd_down() {
     local p1=$!
     stop_one neo4j "$NEO4J_PID_FILE" "$NEO4J_MAIN" &
     local p2=$!
+    stop_one registry "$REGISTRY_PID_FILE" "$REGISTRY_MAIN" &
+    local p3=$!
     wait "$p1" || rc=1
     wait "$p2" || rc=1
+    wait "$p3" || rc=1
     return "$rc"
 }
 
@@ -617,7 +677,7 @@ status_line() {
     else
         state="down"
     fi
-    printf '%-6s %-8s pid=%-8s %-28s %s\n' "$name" "$state" "${pid:--}" "$addr" "$version"
+    printf '%-8s %-8s pid=%-8s %-28s %s\n' "$name" "$state" "${pid:--}" "$addr" "$version"
     [[ "$state" == "up" ]]
 }
 
@@ -625,10 +685,11 @@ cmd_status() {
     local rc=0
     status_line kafka "$KAFKA_PID_FILE" "$KAFKA_MAIN" "$KAFKA_PORT" "127.0.0.1:$KAFKA_PORT" "kafka_2.13 $KAFKA_VERSION" || rc=1
     status_line neo4j "$NEO4J_PID_FILE" "$NEO4J_MAIN" "$NEO4J_BOLT_PORT" "bolt://127.0.0.1:$NEO4J_BOLT_PORT" "neo4j $NEO4J_VERSION community" || rc=1
+    status_line registry "$REGISTRY_PID_FILE" "$REGISTRY_MAIN" "$REGISTRY_PORT" "http://127.0.0.1:$REGISTRY_PORT" "$REGISTRY_VERSION" || rc=1
     if [[ -s "$MODEL_DIR/model.safetensors" ]]; then
-        printf '%-6s %-8s %s\n' model ok "$MODEL_DIR"
+        printf '%-8s %-8s %s\n' model ok "$MODEL_DIR"
     else
-        printf '%-6s %-8s %s\n' model missing "$MODEL_DIR (run: $0 model)"
+        printf '%-8s %-8s %s\n' model missing "$MODEL_DIR (run: $0 model)"
     fi
     return "$rc"
 }
@@ -637,16 +698,17 @@ cmd_logs() {
     local which="all" follow=0 a
     for a in "$@"; do
         case "$a" in
-        kafka | neo4j) which="$a" ;;
+        kafka | neo4j | registry) which="$a" ;;
         -f | --follow) follow=1 ;;
-        *) die "usage: $0 logs [kafka|neo4j] [-f]" ;;
+        *) die "usage: $0 logs [kafka|neo4j|registry] [-f]" ;;
         esac
     done
     local files=()
     case "$which" in
     kafka) files=("$KAFKA_LOG") ;;
     neo4j) files=("$NEO4J_USER_LOG") ;;
-    all) files=("$KAFKA_LOG" "$NEO4J_USER_LOG") ;;
+    registry) files=("$REGISTRY_LOG") ;;
+    all) files=("$KAFKA_LOG" "$NEO4J_USER_LOG" "$REGISTRY_LOG") ;;
     esac
     local existing=() f
     for f in "${files[@]}"; do [[ -e "$f" ]] && existing+=("$f"); done
@@ -663,11 +725,13 @@ export EPIGRAPH_KAFKA__BOOTSTRAP=127.0.0.1:$KAFKA_PORT
 export EPIGRAPH_NEO4J__URI=bolt://127.0.0.1:$NEO4J_BOLT_PORT
 export EPIGRAPH_MODEL__DIR=$MODEL_DIR
 export EPIGRAPH_LANCEDB__DIR=$EPIGRAPH_HOME/lancedb
+# the schema registry (off unless set): registry wire format instead of single-object encoding
+# export EPIGRAPH_KAFKA__SCHEMA_REGISTRY__URL=http://127.0.0.1:$REGISTRY_PORT/apis/ccompat/v7
 EOF
 }
 
 usage() {
-    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 main() {
@@ -680,7 +744,7 @@ main() {
     logs) cmd_logs "$@" ;;
     fetch)
         fetch_all
-        log "fetch done: $KAFKA_LIBS, $NEO4J_LIBS, $MODEL_DIR"
+        log "fetch done: $KAFKA_LIBS, $NEO4J_LIBS, $MODEL_DIR, $REGISTRY_DIR"
         ;;
     model)
         fetch_model

@@ -7,6 +7,8 @@
 #   - Java 17+, Maven and Python for deploy/local/services.sh (checked there);
 #   - for the workspace's browser test (epigraph_browser_setup, called by test.sh): Debian's
 #     chromium, node and npm, and playwright-core as pinned in tests/browser/package-lock.json;
+#   - Apicurio Registry, the schema registry the tests run against (epigraph_registry_setup,
+#     called by services.sh fetch/up): built once from Maven Central into ~/.cache/epigraph/apicurio;
 #   - CARGO_TARGET_DIR defaults to ~/.cache/epigraph/target, outside the checkout, so that
 #     repeated runs (and CI in a fresh clone) reuse the ~20 min first build of lancedb.
 set -euo pipefail
@@ -64,6 +66,49 @@ epigraph_browser_setup() {
   setup_log "$(command -v chromium || command -v chromium-browser), node $(node --version), playwright-core $(node -p "require('$repo/tests/browser/node_modules/playwright-core/package.json').version")"
 }
 
+# Apicurio Registry (Confluent-compatible API at /apis/ccompat/v7), the schema registry that
+# deploy/local/services.sh runs for `[kafka.schema_registry]` and tests/tests/schema_registry.rs.
+# Maven Central has the application jar but no runnable build of it, so deploy/local/apicurio/pom.xml
+# runs Quarkus's build step over it (why 2.4.2.Final and what is substituted: that POM's header).
+# Output: $EPIGRAPH_HOME/apicurio/{apicurio-registry-runner.jar,lib/} (~130 MB), rebuilt only when
+# the POM or its source changes (a marker holds their hash). ~35 s with a warm ~/.m2.
+epigraph_registry_setup() {
+  local here dest want marker
+  here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+  dest="$EPIGRAPH_HOME/apicurio"
+  marker="$dest/.built"
+  want="$(cat "$here/apicurio/pom.xml" $(find "$here/apicurio/src" -type f | sort) | sha256sum | cut -d' ' -f1)"
+  if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ] && [ -s "$dest/apicurio-registry-runner.jar" ]; then
+    return 0
+  fi
+  command -v mvn >/dev/null 2>&1 || { setup_log "mvn not found: install Maven (apt-get install -y maven) to build the schema registry"; return 1; }
+  command -v java >/dev/null 2>&1 || [ -n "${JAVA_HOME:-}" ] || { setup_log "java not found: install a JDK 17"; return 1; }
+  local build="$EPIGRAPH_HOME/apicurio.build.$$" t0=$SECONDS nice_prefix=()
+  if [ "${EPIGRAPH_NICE:-0}" != 0 ]; then nice_prefix=(nice -n "$EPIGRAPH_NICE"); fi
+  setup_log "building Apicurio Registry from Maven Central into $dest ..."
+  rm -rf "$build"
+  mkdir -p "$build"
+  cp -r "$here/apicurio/pom.xml" "$here/apicurio/src" "$build/"
+  if ! (cd "$build" && "${nice_prefix[@]}" mvn -B -q package >"$build/mvn.log" 2>&1); then
+    tail -n 30 "$build/mvn.log" >&2 || true
+    setup_log "building Apicurio Registry failed (full output: $build/mvn.log)"
+    return 1
+  fi
+  local runner
+  runner="$(find "$build/target" -maxdepth 1 -name '*-runner.jar' | head -n 1)"
+  [ -n "$runner" ] && [ -d "$build/target/lib" ] || { setup_log "the Apicurio build made no runner jar (see $build/mvn.log)"; return 1; }
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  mv "$runner" "$dest/apicurio-registry-runner.jar"
+  mv "$build/target/lib" "$dest/lib"
+  printf '%s' "$want" >"$marker"
+  rm -rf "$build"
+  setup_log "Apicurio Registry built in $((SECONDS - t0)) s: $dest ($(du -sh "$dest" | cut -f1))"
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-  epigraph_setup
+  case "${1:-}" in
+  registry) epigraph_registry_setup ;;
+  *) epigraph_setup ;;
+  esac
 fi

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# deploy/local/test.sh — the full test suite against real Kafka, Neo4j and LanceDB.
+# deploy/local/test.sh — the full test suite against real Kafka, Neo4j, LanceDB and the schema
+# registry (Apicurio, which services.sh up starts with the others).
 #
 # Installs what is missing (protoc, jars, model), starts the services if they are not running,
 # the Python venv, builds, runs `cargo test --workspace` (unit, doc and end-to-end tests), and stops the services again if

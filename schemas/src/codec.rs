@@ -1,8 +1,14 @@
-//! Avro single-object encoding of [`SourceEvent`]s.
+//! Avro encodings of [`SourceEvent`]s: single-object encoding (the default, no registry) and
+//! the schema registry's wire format.
 //!
-//! Every payload starts with the spec's marker `C3 01` and the 8-byte little-endian CRC-64-AVRO
-//! (Rabin) fingerprint of the writer schema's canonical form, so a consumer knows which schema
-//! wrote it; the datum is then resolved against the current reader schema.
+//! A single-object payload starts with the spec's marker `C3 01` and the 8-byte little-endian
+//! CRC-64-AVRO (Rabin) fingerprint of the writer schema's canonical form, so a consumer knows
+//! which schema wrote it; the datum is then resolved against the current reader schema.
+//!
+//! A registry-framed payload (Confluent's wire format) starts with the magic byte `0` and the
+//! writer schema's 4-byte big-endian id at the registry, then the Avro binary datum. Finding the
+//! schema of an id is I/O, so it is the caller's (`epigraph_sources::kafka`): this module frames,
+//! unframes and decodes against a writer schema it is given.
 
 use std::sync::LazyLock;
 
@@ -112,6 +118,12 @@ pub enum CodecError {
     /// The datum does not match its writer schema, or cannot be resolved to the reader schema.
     #[error("invalid Avro datum: {0}")]
     Avro(#[from] apache_avro::Error),
+    /// A registry-framed payload shorter than its 5-byte header.
+    #[error("registry-framed payload shorter than its 5-byte header (magic byte 0 + schema id)")]
+    TruncatedRegistryHeader,
+    /// A schema from a registry that does not parse, or whose references cannot be resolved.
+    #[error("invalid writer schema: {0}")]
+    InvalidWriterSchema(String),
 }
 
 /// The 8-byte Rabin fingerprint of a schema's canonical form, as written in the header.
@@ -169,6 +181,131 @@ pub fn decode_event(payload: &[u8]) -> Result<SourceEvent, CodecError> {
     let mut datum = &payload[HEADER_LEN..];
     let value = from_avro_datum(writer, &mut datum, Some(&SOURCE_EVENT_SCHEMA))?;
     Ok(from_value::<SourceEvent>(&value)?)
+}
+
+/// The magic byte of the schema registry wire format.
+pub const REGISTRY_MAGIC: u8 = 0;
+const REGISTRY_HEADER_LEN: usize = 5;
+
+/// How a payload is framed, read from its first bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// Avro single-object encoding: `C3 01` + 8-byte fingerprint + datum.
+    SingleObject,
+    /// The schema registry's wire format: `00` + 4-byte big-endian schema id + datum.
+    Registry {
+        /// The writer schema's id at the registry.
+        schema_id: u32,
+    },
+}
+
+/// Tell the two encodings apart by their first byte (`C3` or `0`).
+///
+/// ```
+/// use epigraph_schemas::codec::{Framing, framing};
+/// assert_eq!(framing(&[0, 0, 0, 1, 7, 2]).unwrap(), Framing::Registry { schema_id: 263 });
+/// assert_eq!(framing(&[0xC3, 0x01]).unwrap(), Framing::SingleObject);
+/// assert!(framing(b"{}").is_err());
+/// ```
+pub fn framing(payload: &[u8]) -> Result<Framing, CodecError> {
+    match payload.first() {
+        Some(&REGISTRY_MAGIC) => {
+            let id: [u8; 4] = payload
+                .get(1..REGISTRY_HEADER_LEN)
+                .and_then(|b| b.try_into().ok())
+                .ok_or(CodecError::TruncatedRegistryHeader)?;
+            Ok(Framing::Registry {
+                schema_id: u32::from_be_bytes(id),
+            })
+        }
+        Some(0xC3) => Ok(Framing::SingleObject),
+        Some(_) => Err(CodecError::NotSingleObject(
+            "neither the C3 01 marker nor the registry's magic byte 0",
+        )),
+        None => Err(CodecError::NotSingleObject("empty payload")),
+    }
+}
+
+/// Encode an event in the registry wire format, under the id the registry gave the current
+/// envelope (its datum is the same as in single-object encoding).
+///
+/// ```
+/// use epigraph_schemas::codec::{decode_registry_framed, encode_registry_framed, SOURCE_EVENT_SCHEMA};
+/// use epigraph_schemas::{SourceEvent, SourceKind};
+/// let event = SourceEvent::upsert("acme", SourceKind::Document, "a.md", None, "text".into(), 1);
+/// let bytes = encode_registry_framed(42, &event).unwrap();
+/// assert_eq!(&bytes[..5], &[0, 0, 0, 0, 42]);
+/// assert_eq!(decode_registry_framed(&SOURCE_EVENT_SCHEMA, &bytes).unwrap(), event);
+/// ```
+pub fn encode_registry_framed(schema_id: u32, event: &SourceEvent) -> Result<Vec<u8>, CodecError> {
+    let mut out = Vec::with_capacity(256);
+    out.push(REGISTRY_MAGIC);
+    out.extend_from_slice(&schema_id.to_be_bytes());
+    let value = to_value(event)?.resolve(&SOURCE_EVENT_SCHEMA)?;
+    out.extend(to_avro_datum(&SOURCE_EVENT_SCHEMA, value)?);
+    Ok(out)
+}
+
+/// Decode a registry-framed payload whose writer schema (the schema of its id) is `writer`,
+/// resolved against the current reader schema.
+pub fn decode_registry_framed(writer: &Schema, payload: &[u8]) -> Result<SourceEvent, CodecError> {
+    let Framing::Registry { .. } = framing(payload)? else {
+        return Err(CodecError::NotSingleObject("not registry-framed"));
+    };
+    let mut datum = &payload[REGISTRY_HEADER_LEN..];
+    let value = from_avro_datum(writer, &mut datum, Some(&SOURCE_EVENT_SCHEMA))?;
+    Ok(from_value::<SourceEvent>(&value)?)
+}
+
+/// Parse a schema that names others (a registry's schema references): every named type in
+/// `named` (`(full name, schema text)`, e.g. the texts of the references) is defined inline at
+/// its first use, recursively, giving one self-contained schema.
+///
+/// ```
+/// use epigraph_schemas::codec::{RECORD_AVSC, SOURCE_EVENT_AVSC, SOURCE_EVENT_SCHEMA, fingerprint, parse_with_references};
+/// let named: Vec<(String, String)> =
+///     RECORD_AVSC.iter().map(|(full, _, text)| (full.to_string(), text.to_string())).collect();
+/// let schema = parse_with_references(SOURCE_EVENT_AVSC, &named).unwrap();
+/// assert_eq!(fingerprint(&schema), fingerprint(&SOURCE_EVENT_SCHEMA));
+/// ```
+pub fn parse_with_references(root: &str, named: &[(String, String)]) -> Result<Schema, CodecError> {
+    fn inline(
+        value: &mut serde_json::Value,
+        named: &[(String, serde_json::Value)],
+        defined: &mut Vec<String>,
+    ) {
+        match value {
+            serde_json::Value::String(name) => {
+                if let Some((full, definition)) = named.iter().find(|(full, _)| full == name)
+                    && !defined.contains(full)
+                {
+                    defined.push(full.clone());
+                    let mut definition = definition.clone();
+                    inline(&mut definition, named, defined);
+                    *value = definition;
+                }
+            }
+            serde_json::Value::Array(items) => {
+                items.iter_mut().for_each(|v| inline(v, named, defined))
+            }
+            serde_json::Value::Object(map) => {
+                map.values_mut().for_each(|v| inline(v, named, defined))
+            }
+            _ => {}
+        }
+    }
+    let invalid = |e: serde_json::Error| CodecError::InvalidWriterSchema(e.to_string());
+    let named: Vec<(String, serde_json::Value)> = named
+        .iter()
+        .map(|(full, text)| Ok((full.clone(), serde_json::from_str(text).map_err(invalid)?)))
+        .collect::<Result<_, CodecError>>()?;
+    let mut root: serde_json::Value = serde_json::from_str(root).map_err(invalid)?;
+    let mut defined = Vec::new();
+    match root.get_mut("fields") {
+        Some(fields) => inline(fields, &named, &mut defined),
+        None => inline(&mut root, &named, &mut defined),
+    }
+    Schema::parse(&root).map_err(|e| CodecError::InvalidWriterSchema(e.to_string()))
 }
 
 /// The bundled `.avsc` files as `(file name, text)`, for `epigraph schemas export`: each record
@@ -378,6 +515,42 @@ mod tests {
         let decoded = decode_event(&bytes).expect("v1 data resolves");
         event.email = None;
         assert_eq!(decoded, event);
+    }
+
+    #[test]
+    fn registry_framing_round_trips_and_refuses_what_it_cannot_read() {
+        let event = full_event();
+        let bytes = encode_registry_framed(7, &event).unwrap();
+        assert_eq!(framing(&bytes).unwrap(), Framing::Registry { schema_id: 7 });
+        assert_eq!(
+            decode_registry_framed(&SOURCE_EVENT_SCHEMA, &bytes).unwrap(),
+            event
+        );
+        // The same datum as single-object encoding, behind another header.
+        assert_eq!(bytes[5..], encode_event(&event).unwrap()[10..]);
+        assert!(matches!(
+            framing(&[0, 0, 1]),
+            Err(CodecError::TruncatedRegistryHeader)
+        ));
+        assert!(matches!(
+            decode_registry_framed(&SOURCE_EVENT_SCHEMA, &bytes[..bytes.len() / 2]),
+            Err(CodecError::Avro(_))
+        ));
+        // A writer schema that is not an envelope does not resolve to the reader's.
+        let string = Schema::parse_str("\"string\"").unwrap();
+        assert!(decode_registry_framed(&string, &bytes).is_err());
+        // Data written with an older envelope registered under its own id reads.
+        let v1 = Schema::parse_str(SOURCE_EVENT_V1_AVSC).unwrap();
+        let mut value = serde_json::to_value(&event).unwrap();
+        for key in ["chat", "email", "calendar", "document"] {
+            value.as_object_mut().unwrap().remove(key);
+        }
+        let mut old = vec![0, 0, 0, 0, 3];
+        old.extend(&encode_with(&v1, &value).unwrap()[10..]);
+        assert_eq!(
+            decode_registry_framed(&v1, &old).unwrap().source_id,
+            event.source_id
+        );
     }
 
     #[test]

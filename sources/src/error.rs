@@ -31,6 +31,9 @@ pub enum SourceError {
     /// An item could not be encoded into its schema.
     #[error("encoding: {0}")]
     Codec(#[from] epigraph_schemas::CodecError),
+    /// The schema registry (`[kafka.schema_registry]`) could not be used.
+    #[error(transparent)]
+    Registry(#[from] crate::kafka::RegistryError),
 }
 
 impl SourceError {
@@ -40,6 +43,8 @@ impl SourceError {
             SourceError::Kafka { .. } | SourceError::Io { .. } => Fault::ExternalService,
             SourceError::Config(_) => Fault::UserInput,
             SourceError::Codec(_) => Fault::Internal,
+            SourceError::Registry(error) if error.is_user_error() => Fault::UserInput,
+            SourceError::Registry(_) => Fault::ExternalService,
         }
     }
 

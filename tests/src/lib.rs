@@ -44,6 +44,13 @@ pub fn binary() -> PathBuf {
     binary
 }
 
+/// The Confluent-compatible API of the schema registry `deploy/local/services.sh up` runs
+/// (Apicurio), or `$EPIGRAPH_TEST_SCHEMA_REGISTRY_URL`.
+pub fn schema_registry_url() -> String {
+    std::env::var("EPIGRAPH_TEST_SCHEMA_REGISTRY_URL")
+        .unwrap_or_else(|_| "http://127.0.0.1:8081/apis/ccompat/v7".into())
+}
+
 /// A unique tenant name for one test.
 pub fn unique_tenant(prefix: &str) -> String {
     let nanos = SystemTime::now()
@@ -86,6 +93,14 @@ impl TestEnv {
         }
     }
 
+    /// This environment with the schema registry of the test services
+    /// ([`schema_registry_url`]): the binary and every producer made from `self.kafka` write
+    /// the registry wire format.
+    pub fn with_schema_registry(mut self) -> Self {
+        self.kafka.schema_registry.url = schema_registry_url();
+        self
+    }
+
     /// The folder of documents of this test.
     pub fn docs(&self) -> PathBuf {
         let docs = self.dir.path().join("docs");
@@ -103,6 +118,12 @@ impl TestEnv {
             .env("EPIGRAPH_KAFKA__TOPIC_PREFIX", &self.kafka.topic_prefix)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null());
+        if self.kafka.schema_registry.enabled() {
+            command.env(
+                "EPIGRAPH_KAFKA__SCHEMA_REGISTRY__URL",
+                &self.kafka.schema_registry.url,
+            );
+        }
         command
     }
 

@@ -25,11 +25,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use epigraph_schemas::decode_event;
 use epigraph_schemas::feedback::Feedback;
-use epigraph_schemas::{decode_event, encode_event};
 use epigraph_sources::SourceError;
 use epigraph_sources::kafka::{
-    DeadLetter, EventConsumer, EventProducer, KafkaConfig, RawMessage, ensure_topics,
+    DeadLetter, EventConsumer, EventDecoder, EventProducer, KafkaConfig, RawMessage, ensure_topics,
 };
 use serde::{Deserialize, Serialize};
 
@@ -333,10 +333,14 @@ enum Refusal {
     Invalid(String),
 }
 
-/// What replaying `letter` would publish, validated as the path that refused it validates.
-fn resubmission(
+/// What replaying `letter` would publish, validated as the path that refused it validates;
+/// events are encoded and decoded as the deployment's producer and run do (the schema
+/// registry's wire format when `[kafka.schema_registry]` is set).
+async fn resubmission(
     letter: &DeadLetter,
     kafka: &KafkaConfig,
+    producer: &EventProducer,
+    decoder: &EventDecoder,
     now: i64,
 ) -> Result<Resubmission, Refusal> {
     let raw = letter.raw();
@@ -363,7 +367,11 @@ fn resubmission(
                 event.extras.insert("via".into(), "events-file".into());
             }
             event.fill_record();
-            let payload = encode_event(&event).map_err(|e| Refusal::Invalid(e.to_string()))?;
+            let payload = producer
+                .encode(&event)
+                .await
+                .map_err(|e| Refusal::NotReplayable(format!("{e}: try again")))?
+                .map_err(|e| Refusal::Invalid(e.to_string()))?;
             Ok(Resubmission {
                 topic: kafka.events_topic(event.source_kind),
                 key: event.key(),
@@ -388,7 +396,13 @@ fn resubmission(
                     payload: raw,
                 })
             } else if kafka.all_event_topics().iter().any(|t| t == topic) {
-                let event = decode_event(&raw)
+                let event = match decoder.decode(&raw).await {
+                    Err(e) if !e.is_bad_input() => {
+                        return Err(Refusal::NotReplayable(format!("{e}: try again")));
+                    }
+                    decoded => decoded,
+                };
+                let event = event
                     .map_err(crate::runtime::pipeline::InvalidMessage::Decode)
                     .and_then(|event| {
                         let key = event.key();
@@ -508,6 +522,7 @@ pub async fn read_marks(kafka: &KafkaConfig) -> Result<HashMap<String, ReplayMar
 /// The current record of each wanted `(topic, key)`.
 async fn current_records(
     kafka: &KafkaConfig,
+    decoder: &EventDecoder,
     wanted: &BTreeSet<(String, String)>,
 ) -> Result<HashMap<(String, String), Recorded>, DlqError> {
     let topics: Vec<String> = wanted
@@ -521,6 +536,8 @@ async fn current_records(
         return Ok(current);
     }
     let feedback = kafka.feedback_topic();
+    // Registry-framed records, whose event id needs the registry (asked after the read).
+    let mut framed: HashMap<(String, String), Vec<u8>> = HashMap::new();
     consumer(kafka, &topics)?
         .read_to_end(READ_IDLE, |message| {
             let key =
@@ -529,9 +546,13 @@ async fn current_records(
             if !wanted.contains(&slot) {
                 return;
             }
+            framed.remove(&slot);
             let identity = message.payload.as_deref().and_then(|payload| {
                 if message.topic == feedback {
                     Some(Identity::Payload(payload.to_vec()))
+                } else if payload.first() == Some(&epigraph_schemas::codec::REGISTRY_MAGIC) {
+                    framed.insert(slot.clone(), payload.to_vec());
+                    None
                 } else {
                     decode_event(payload)
                         .ok()
@@ -549,6 +570,12 @@ async fn current_records(
             );
         })
         .await?;
+    for (slot, payload) in framed {
+        let identity = decoder.decode(&payload).await.ok();
+        if let Some(recorded) = current.get_mut(&slot) {
+            recorded.identity = identity.map(|e| Identity::Event(e.event_id));
+        }
+    }
     Ok(current)
 }
 
@@ -657,16 +684,19 @@ pub async fn replay(
         .collect();
     report.candidates = selected.len();
     let now = epigraph_schemas::now_millis();
-    let planned: Vec<(&Letter, Result<Resubmission, Refusal>)> = selected
-        .into_iter()
-        .map(|l| (l, resubmission(&l.letter, kafka, now)))
-        .collect();
+    let producer = EventProducer::new(kafka)?;
+    let decoder = EventDecoder::with_codec(producer.registry().cloned());
+    let mut planned: Vec<(&Letter, Result<Resubmission, Refusal>)> =
+        Vec::with_capacity(selected.len());
+    for letter in selected {
+        let outcome = resubmission(&letter.letter, kafka, &producer, &decoder, now).await;
+        planned.push((letter, outcome));
+    }
     let wanted: BTreeSet<(String, String)> = planned
         .iter()
         .filter_map(|(_, r)| r.as_ref().ok().map(|r| (r.topic.clone(), r.key.clone())))
         .collect();
-    let mut current = current_records(kafka, &wanted).await?;
-    let producer = EventProducer::new(kafka)?;
+    let mut current = current_records(kafka, &decoder, &wanted).await?;
     let bar = progress_bar(planned.len() as u64, "replaying");
     for (letter, planned) in planned {
         bar.inc(1);

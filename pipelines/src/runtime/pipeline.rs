@@ -11,15 +11,16 @@ use epigraph_operators::ontology::parse_type;
 use epigraph_operators::priority::{Now, Usage};
 use epigraph_operators::resolve::Verdict;
 use epigraph_operators::{Extractor, GraphElement, SourceVersion, net_changes};
+use epigraph_schemas::SourceEvent;
 use epigraph_schemas::changes::{ChangeNotice, PrioritySample};
 use epigraph_schemas::feedback::{Feedback, FeedbackError, IdentityVerdict};
 use epigraph_schemas::topics::{event_key, valid_tenant};
-use epigraph_schemas::{CodecError, SourceEvent, decode_event};
 use epigraph_sinks::embed::Embedder;
 use epigraph_sinks::lance::{LanceSink, VectorFiller};
 use epigraph_sinks::neo4j::Neo4jSink;
 use epigraph_sources::kafka::{
-    DeadLetter, EventConsumer, EventProducer, Polled, RawMessage, ensure_topics,
+    DeadLetter, EventConsumer, EventDecodeError, EventDecoder, EventProducer, Polled, RawMessage,
+    ensure_topics,
 };
 use tracing::{info, warn};
 
@@ -85,6 +86,8 @@ struct Runner {
     config: EpigraphConfig,
     consumer: EventConsumer,
     producer: EventProducer,
+    /// Both encodings of events; shares the producer's registry codec (one schema cache).
+    decoder: EventDecoder,
     neo4j: Neo4jSink,
     lance: LanceSink,
     dataflow: Arc<Dataflow>,
@@ -145,7 +148,9 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     if !config.run.metrics_listen.is_empty() {
         serve_metrics(&config.run.metrics_listen, metrics.clone()).await;
     }
+    let decoder = EventDecoder::with_codec(producer.registry().cloned());
     let mut runner = Runner {
+        decoder,
         usage,
         metrics,
         filler,
@@ -689,7 +694,18 @@ impl Runner {
                 batch.updates.extend(self.state.remove(&key));
                 return Ok(());
             };
-            decode_event(payload)
+            let decoded = match self.decoder.decode(payload).await {
+                // The registry is down: not the message's fault, so no dead letter; the run
+                // stops before committing, and a restart reads the message again.
+                Err(error) if !error.is_bad_input() => {
+                    return Err(anyhow::Error::new(error).context(format!(
+                        "decoding {} (is the schema registry up?)",
+                        message.location()
+                    )));
+                }
+                decoded => decoded,
+            };
+            decoded
                 .map_err(InvalidMessage::Decode)
                 .and_then(|event| validate(&key, event))
                 .map(|event| batch.updates.extend(self.state.apply(&event)))
@@ -737,7 +753,7 @@ pub(crate) enum InvalidMessage {
     },
     /// An event payload that does not decode.
     #[error(transparent)]
-    Decode(CodecError),
+    Decode(EventDecodeError),
     /// An event whose tenant is not a valid tenant name.
     #[error("invalid tenant {tenant:?}")]
     InvalidTenant {

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 /// [kafka]
 /// bootstrap = "127.0.0.1:9092"
 /// partitions = 1
+///
+/// [kafka.schema_registry]          # optional: the registry wire format instead of single-object
+/// url = "http://127.0.0.1:8081/apis/ccompat/v7"
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -30,6 +33,48 @@ pub struct KafkaConfig {
     /// `<prefix>.feedback`. Default `epigraph`; another prefix keeps a second deployment (or a
     /// benchmark) apart on the same cluster.
     pub topic_prefix: String,
+    /// A Confluent-compatible schema registry (`[kafka.schema_registry]`). Off by default:
+    /// events are then Avro single-object encoded, with no registry.
+    pub schema_registry: SchemaRegistryConfig,
+}
+
+/// A Confluent-compatible schema registry (Confluent Schema Registry, Apicurio's
+/// `/apis/ccompat/v7`, Karapace, …). When `url` is set, producers register the `.avsc`
+/// contracts (the envelope under `<topic>-value`, each per-kind record under its full name,
+/// referenced by the envelope; compatibility `BACKWARD`) and write the registry wire format
+/// (`0` + 4-byte schema id + Avro datum); consumers read both that and single-object encoding,
+/// fetching the schema of an id they have not seen from the registry.
+/// Environment: `EPIGRAPH_KAFKA__SCHEMA_REGISTRY__URL`, `EPIGRAPH_KAFKA__SCHEMA_REGISTRY__TIMEOUT_MS`.
+///
+/// ```
+/// use epigraph_sources::kafka::SchemaRegistryConfig;
+/// assert!(!SchemaRegistryConfig::default().enabled());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchemaRegistryConfig {
+    /// Base URL of the Confluent-compatible API, e.g. `http://127.0.0.1:8081/apis/ccompat/v7`
+    /// (what `deploy/local/services.sh up` runs) or `http://registry:8081` for Confluent's own.
+    /// Empty (the default): no registry.
+    pub url: String,
+    /// Timeout of one request to the registry, in milliseconds. Default 10000.
+    pub timeout_ms: u64,
+}
+
+impl SchemaRegistryConfig {
+    /// Whether a registry is configured.
+    pub fn enabled(&self) -> bool {
+        !self.url.trim().is_empty()
+    }
+}
+
+impl Default for SchemaRegistryConfig {
+    fn default() -> Self {
+        SchemaRegistryConfig {
+            url: String::new(),
+            timeout_ms: 10_000,
+        }
+    }
 }
 
 impl KafkaConfig {
@@ -104,6 +149,7 @@ impl Default for KafkaConfig {
             compression: "lz4".into(),
             dead_letter_max_bytes: 64 * 1024,
             topic_prefix: "epigraph".into(),
+            schema_registry: SchemaRegistryConfig::default(),
         }
     }
 }

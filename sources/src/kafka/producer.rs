@@ -1,5 +1,7 @@
+use std::sync::Arc;
 use std::time::Duration;
 
+use epigraph_schemas::codec::encode_registry_framed;
 use epigraph_schemas::{SourceEvent, encode_event};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -7,7 +9,7 @@ use rdkafka::ClientConfig;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
 use tracing::warn;
 
-use super::{DeadLetter, KafkaConfig};
+use super::{DeadLetter, KafkaConfig, RegistryCodec};
 use crate::SourceError;
 
 /// How many sends may wait for their delivery report at once.
@@ -22,11 +24,14 @@ pub struct PublishReport {
     pub dead_lettered: usize,
 }
 
-/// Publishes source events (Avro single-object encoded, keyed `<tenant>/<source_id>`) to their
-/// kind's topic, and dead letters to `epigraph.dlq`. Idempotent, compressed, batched.
+/// Publishes source events (keyed `<tenant>/<source_id>`) to their kind's topic, and dead
+/// letters to `epigraph.dlq`. Idempotent, compressed, batched. Events are Avro single-object
+/// encoded, or in the schema registry's wire format when `[kafka.schema_registry] url` is set
+/// (the contracts are then registered before the first event of each topic is sent).
 pub struct EventProducer {
     producer: FutureProducer,
     config: KafkaConfig,
+    registry: Option<Arc<RegistryCodec>>,
 }
 
 impl std::fmt::Debug for EventProducer {
@@ -52,12 +57,38 @@ impl EventProducer {
         Ok(EventProducer {
             producer,
             config: config.clone(),
+            registry: RegistryCodec::from_config(config)?,
         })
+    }
+
+    /// The registry codec, when a registry is configured (share it with an
+    /// [`EventDecoder`](super::EventDecoder): one cache of writer schemas).
+    pub fn registry(&self) -> Option<&Arc<RegistryCodec>> {
+        self.registry.as_ref()
+    }
+
+    /// Encode an event for its topic: the registry wire format when a registry is configured
+    /// (registering the contracts first), single-object encoding otherwise. The outer error is
+    /// the registry's (unreachable, incompatible contract); the inner one the event's.
+    pub async fn encode(
+        &self,
+        event: &SourceEvent,
+    ) -> Result<Result<Vec<u8>, epigraph_schemas::CodecError>, SourceError> {
+        match &self.registry {
+            Some(codec) => {
+                let id = codec
+                    .register_contracts(&self.config.events_topic(event.source_kind))
+                    .await?;
+                Ok(encode_registry_framed(id, event))
+            }
+            None => Ok(encode_event(event)),
+        }
     }
 
     /// Publish events and wait until every one is acknowledged. `on_progress` is called with the
     /// number of acknowledged events as they arrive. An event that cannot be encoded is dead
-    /// lettered; a broker failure is an error (the caller must not record the events as sent).
+    /// lettered; a broker or registry failure is an error (the caller must not record the events
+    /// as sent).
     pub async fn publish(
         &self,
         events: impl IntoIterator<Item = SourceEvent>,
@@ -67,7 +98,7 @@ impl EventProducer {
         let mut in_flight = FuturesUnordered::new();
         for mut event in events {
             event.fill_record();
-            let payload = match encode_event(&event) {
+            let payload = match self.encode(&event).await? {
                 Ok(payload) => payload,
                 Err(error) => {
                     let letter = DeadLetter::new(
