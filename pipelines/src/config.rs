@@ -257,6 +257,11 @@ pub struct ServeConfig {
     pub rank: epigraph_query::rank::RankConfig,
     /// Section budgets of `/v1/context`.
     pub context: epigraph_query::context::ContextConfig,
+    /// Where `epigraph run` exports its metrics, read for the workspace's health page through
+    /// `GET /metrics/pipeline`: a URL such as `http://10.0.0.5:9464/metrics`. Default empty:
+    /// `http://<run.metrics_listen>/metrics`, the pipeline on this machine. `off` turns the
+    /// proxy off.
+    pub pipeline_metrics: String,
 }
 
 /// A token and the tenant it acts for (`[[serve.tokens]]` for the API, `[[serve.ingest_tokens]]`
@@ -353,6 +358,7 @@ impl Default for ServeConfig {
             live_poll_ms: 15_000,
             rank: Default::default(),
             context: Default::default(),
+            pipeline_metrics: String::new(),
         }
     }
 }

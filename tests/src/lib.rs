@@ -178,6 +178,11 @@ impl TestEnv {
 
     /// Start `epigraph <global args> serve` on a free port (e.g. `--config file.toml`).
     pub fn serve_with(&self, global_args: &[&str]) -> Server {
+        self.serve_with_env(global_args, &[])
+    }
+
+    /// [`TestEnv::serve_with`] with more environment variables (`EPIGRAPH_SERVE__…`).
+    pub fn serve_with_env(&self, global_args: &[&str], envs: &[(&str, &str)]) -> Server {
         let port = TcpListener::bind("127.0.0.1:0")
             .expect("free port")
             .local_addr()
@@ -190,6 +195,7 @@ impl TestEnv {
         let log = std::fs::File::create(&log_path).expect("serve log");
         let child = self
             .command(&args)
+            .envs(envs.iter().copied())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
@@ -416,19 +422,27 @@ pub async fn neo4j_memory_texts(graph: &neo4rs::Graph, tenant: &str) -> Vec<Stri
 
 /// `GET /metrics` of a running pipeline as text, or `None` while nothing answers.
 pub fn scrape_metrics(addr: &str) -> Option<String> {
+    http_text(addr, "/metrics").map(|(_, body)| body)
+}
+
+/// `GET <path>` of `addr` (`127.0.0.1:port`): the status and the body as text, or `None` while
+/// nothing answers.
+pub fn http_text(addr: &str, path: &str) -> Option<(u16, String)> {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(addr).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
     write!(
         stream,
-        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
     )
     .ok()?;
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
-    response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    Some((status, body.to_string()))
 }
 
 /// The value of the first sample of metric `name` in Prometheus text: `name` is a metric name

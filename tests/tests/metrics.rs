@@ -5,7 +5,7 @@
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use epigraph_tests::{TestEnv, metric_sample, scrape_metrics, serial};
+use epigraph_tests::{TestEnv, http_text, metric_sample, scrape_metrics, serial};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_running_pipeline_exposes_its_metrics() {
@@ -52,8 +52,27 @@ async fn a_running_pipeline_exposes_its_metrics() {
         }
         std::thread::sleep(Duration::from_millis(500));
     };
+    // The query service relays them to the workspace's health page (the browser cannot reach
+    // the pipeline's port), and says so when the pipeline is gone.
+    let server = env.serve_with_env(&[], &[("EPIGRAPH_RUN__METRICS_LISTEN", addr.as_str())]);
+    let serve_addr = server.base.trim_start_matches("http://").to_string();
+    let (status, relayed) = http_text(&serve_addr, "/metrics/pipeline").expect("serve answers");
+    assert_eq!(status, 200, "{relayed}");
+    assert!(
+        metric_sample(&relayed, "epigraph_graph_elements{kind=\"Source\"}") == Some(2.0),
+        "{relayed}"
+    );
     let _ = run.kill();
     let _ = run.wait();
+    let (status, body) = http_text(&serve_addr, "/metrics/pipeline").expect("serve answers");
+    assert_eq!(status, 503, "{body}");
+    let error: serde_json::Value = serde_json::from_str(&body).expect("a JSON error");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("do not answer") && m.contains(&addr)),
+        "{body}"
+    );
     let topic = format!("{}.events.document", env.kafka.topic_prefix);
     assert_eq!(
         metric_sample(

@@ -12,7 +12,8 @@
 //!
 //! The pipeline (`epigraph run`) exports its own on `run.metrics_listen`
 //! ([`crate::runtime::metrics`]). `deploy/grafana/epigraph.json` charts both; a test checks that
-//! every metric it queries is exported by one of them.
+//! every metric it queries is exported by one of them. `GET /metrics/pipeline` ([`pipeline`])
+//! relays the pipeline's to the browser, which cannot reach the pipeline's port itself.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -192,6 +193,66 @@ pub async fn scrape(
         metrics.render(),
     )
         .into_response()
+}
+
+/// One client for reading the pipeline's metrics: short timeouts, so that a pipeline that is
+/// down makes the health page say so at once instead of hanging.
+static PIPELINE_CLIENT: std::sync::LazyLock<reqwest::Client> = std::sync::LazyLock::new(|| {
+    reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(1))
+        .timeout(std::time::Duration::from_secs(3))
+        .build()
+        .expect("an HTTP client builds")
+});
+
+/// `GET /metrics/pipeline`: the metrics `epigraph run` exports (`serve.pipeline_metrics`,
+/// by default `run.metrics_listen` on this machine), relayed as they are (Prometheus text), for
+/// the workspace's health page. `503` with the reason when the pipeline does not answer (not
+/// running, or elsewhere), `404` when the relay is off.
+pub async fn pipeline(State(state): State<AppState>) -> Result<Response, super::ApiError> {
+    let url = state.config.pipeline_metrics.trim();
+    if url.is_empty() || url.eq_ignore_ascii_case("off") {
+        return Err(super::ApiError::new(
+            axum::http::StatusCode::NOT_FOUND,
+            "this server relays no pipeline metrics (serve.pipeline_metrics is off)",
+        ));
+    }
+    // Never show credentials a URL may carry (`http://user:secret@host/metrics`).
+    let shown = match reqwest::Url::parse(url) {
+        Ok(mut parsed) => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        Err(_) => "serve.pipeline_metrics (not a URL)".to_string(),
+    };
+    let unreachable = |reason: String| {
+        super::ApiError::new(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the pipeline's metrics at {shown} do not answer: {reason} (is `epigraph run` \
+                 running there?)"
+            ),
+        )
+    };
+    let response = PIPELINE_CLIENT
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| unreachable(e.without_url().to_string()))?;
+    if !response.status().is_success() {
+        return Err(unreachable(format!("status {}", response.status())));
+    }
+    let text = response
+        .text()
+        .await
+        .map_err(|e| unreachable(e.without_url().to_string()))?;
+    let mut answer = text.into_response();
+    answer.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    Ok(answer)
 }
 
 #[cfg(test)]

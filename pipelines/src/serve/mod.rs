@@ -323,6 +323,7 @@ pub fn router(state: AppState) -> Router {
         .route("/workspace", get(workspace::page))
         .route("/ui/{*file}", get(workspace::file))
         .route("/metrics", get(metrics::scrape))
+        .route("/metrics/pipeline", get(metrics::pipeline))
         .route("/v1/ingest", post(webhook::ingest))
         .merge(reads)
         .fallback(extract::no_route)
@@ -435,7 +436,11 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
         config.governance.clone(),
     )?;
     proposals.follow(config.kafka.clone());
-    let state = AppState::new(lance, graph, config.serve.clone(), webhook, usage)
+    let mut serve = config.serve.clone();
+    if serve.pipeline_metrics.is_empty() && !config.run.metrics_listen.is_empty() {
+        serve.pipeline_metrics = format!("http://{}/metrics", config.run.metrics_listen);
+    }
+    let state = AppState::new(lance, graph, serve, webhook, usage)
         .with_reviews(desk)
         .with_proposals(proposals.clone());
     proposals.keep_time(state.clone());

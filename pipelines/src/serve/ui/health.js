@@ -1,7 +1,8 @@
-// Pipeline health, as far as the query service can see it: its own /metrics (requests and
-// latency per route, streams open, live feeds), /healthz (rows in LanceDB), how fresh the
-// live feed is, and the tenant's dead letters (/v1/dead-letters). The pipeline's own metrics
-// (epigraph run, run.metrics_listen) are for Prometheus and Grafana (deploy/prometheus, deploy/grafana): the browser cannot reach them.
+// Pipeline health: the pipeline's own metrics (epigraph run's run.metrics_listen, relayed by
+// serve at /metrics/pipeline: events read per topic, consumer lag, epochs and their latency,
+// sink latency, vector lag, dead letters), the query service's /metrics (requests and latency
+// per route, streams open, live feeds), /healthz (rows in LanceDB), how fresh the live feed is,
+// and the tenant's dead letters (/v1/dead-letters).
 import { api, esc, live, num, render, when } from "./app.js";
 
 /** Prometheus text → [{name, labels, value}]. */
@@ -47,8 +48,10 @@ export async function healthPage(view, { reason, stale }) {
     view.querySelector("#fresh").textContent = freshness();
     return;
   }
-  const [text, healthz, letters] = await Promise.all([
+  const [text, pipelineText, healthz, letters] = await Promise.all([
     fetch("/metrics").then((r) => (r.ok ? r.text() : Promise.reject(new Error("/metrics: " + r.status)))),
+    fetch("/metrics/pipeline").then(async (r) => (r.ok ? r.text() : { error: (await r.json().catch(() => null))?.error?.message || `/metrics/pipeline: ${r.status}` }))
+      .catch((e) => ({ error: e.message })),
     api("/healthz").catch((e) => ({ status: e.message })),
     api("/v1/dead-letters", { query: { limit: 100, stage: deadView.stage } }).catch((e) => ({ error: e.message, status: e.status })),
   ]);
@@ -70,6 +73,8 @@ export async function healthPage(view, { reason, stale }) {
   }
   history.last = { t: now, requests, seconds, count };
   view.innerHTML = `<h1>Pipeline health</h1>
+    ${pipelineSection(pipelineText)}
+    <h2>Query service</h2>
     <div id="health" class="cards">
       <div class="card"><span class="big" id="memory-rows">${esc(healthz.memory_rows ?? "?")}</span><span>memory rows in LanceDB <span class="muted">(${esc(healthz.status)})</span></span></div>
       <div class="card"><span class="big" id="fresh">${esc(freshness())}</span><span>live feed: last change read</span></div>
@@ -85,15 +90,50 @@ export async function healthPage(view, { reason, stale }) {
       <td class="num">${r.count ? num((r.sum / r.count) * 1000, 1) : "–"}</td><td class="num">${r.p95 == null ? "–" : r.p95 === Infinity ? "&gt; 32 s" : num(r.p95 * 1000, 0)}</td></tr>`).join("")}
     </tbody></table>
     ${deadLetters(letters)}
-    <p class="muted small">From <a href="/metrics">/metrics</a> of this server. The pipeline's own metrics (events in per topic, consumer lag, epoch and sink latency,
-    vector lag, dead letters) are exported by <code>epigraph run</code> on <code>run.metrics_listen</code> (default 127.0.0.1:9464) for Prometheus:
-    <code>deploy/prometheus/prometheus.yml</code> scrapes both, <code>deploy/grafana/epigraph.json</code> charts them.</p>`;
+    <p class="muted small">From <a href="/metrics">/metrics</a> of this server and <a href="/metrics/pipeline">/metrics/pipeline</a>, the metrics <code>epigraph run</code> exports on
+    <code>run.metrics_listen</code> (default 127.0.0.1:9464; <code>serve.pipeline_metrics</code> names another place), relayed by this server.
+    For history, Prometheus and Grafana: <code>deploy/prometheus/prometheus.yml</code> scrapes both, <code>deploy/grafana/epigraph.json</code> charts them.</p>`;
   drawChart(view.querySelector("#chart"));
   view.querySelector("#dlstage")?.addEventListener("change", (e) => { deadView.stage = e.target.value; render({ reason: "filter" }); });
   clearTimeout(history.timer);
   // The first two samples a second apart, so that the chart has a line at once.
   history.timer = setTimeout(() => render({ reason: "tick" }), history.t.length < 2 ? 1000 : 5000);
   return () => clearTimeout(history.timer);
+}
+
+/** The pipeline's own metrics (epigraph run), or why they cannot be read. */
+function pipelineSection(text) {
+  if (typeof text !== "string") {
+    return `<h2>Pipeline <span class="muted small">epigraph run</span></h2><p class="note" id="pipeline-down" role="status">${esc(text.error)}</p>`;
+  }
+  const samples = parseMetrics(text);
+  const total = (name) => samples.filter((s) => s.name === name).reduce((a, s) => a + s.value, 0);
+  const mean = (name, labels = {}) => {
+    const match = (s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v);
+    const sum = samples.filter((s) => s.name === `${name}_sum` && match(s)).reduce((a, s) => a + s.value, 0);
+    const count = samples.filter((s) => s.name === `${name}_count` && match(s)).reduce((a, s) => a + s.value, 0);
+    return count ? num((sum / count) * 1000, 1) + " ms" : "–";
+  };
+  const topics = new Map();
+  for (const s of samples) {
+    if (!s.labels.topic) continue;
+    const t = topics.get(s.labels.topic) || topics.set(s.labels.topic, { read: 0, lag: 0 }).get(s.labels.topic);
+    if (s.name === "epigraph_events_in_total") t.read += s.value;
+    if (s.name === "epigraph_consumer_lag") t.lag += s.value;
+  }
+  const sinks = [...new Set(samples.filter((s) => s.name === "epigraph_sink_seconds_count").map((s) => s.labels.sink))];
+  return `<h2>Pipeline <span class="muted small">epigraph run, read now</span></h2>
+    <div id="pipeline" class="cards">
+      <div class="card"><span class="big" id="pipeline-lag">${total("epigraph_consumer_lag")}</span><span>messages not yet read (consumer lag)</span></div>
+      <div class="card"><span class="big" id="pipeline-events">${total("epigraph_events_in_total")}</span><span>messages read since the run started</span></div>
+      <div class="card"><span class="big">${total("epigraph_epochs_total")}</span><span>epochs sealed · mean ${mean("epigraph_epoch_seconds")} to output</span></div>
+      ${sinks.map((sink) => `<div class="card"><span class="big">${mean("epigraph_sink_seconds", { sink })}</span><span>${esc(sink)}: mean time to apply an epoch</span></div>`).join("")}
+      <div class="card"><span class="big">${total("epigraph_vector_pending_rows")}</span><span>rows waiting for a vector · oldest ${num(total("epigraph_vector_lag_seconds"), 1)} s</span></div>
+      <div class="card"><span class="big">${total("epigraph_dead_letters_total")}</span><span>dead-lettered since the run started</span></div>
+    </div>
+    <table class="list" id="pipeline-topics"><thead><tr><th>topic</th><th>read</th><th>lag</th></tr></thead><tbody>
+    ${[...topics].sort((a, b) => a[0].localeCompare(b[0])).map(([topic, t]) => `<tr><td><code>${esc(topic)}</code></td><td class="num">${t.read}</td><td class="num">${t.lag}</td></tr>`).join("")}
+    </tbody></table>`;
 }
 
 const deadView = { stage: "" };

@@ -10,132 +10,18 @@ use epigraph_schemas::feedback::Judged;
 use epigraph_schemas::graph::retired_status_pattern;
 
 use neo4rs::{Graph, Query, query};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 
 use epigraph_sinks::neo4j::safe_identifier;
 
 use crate::QueryError;
 
-/// One end of an epistemic edge (`CONTRADICTS`, `SUPERSEDES`, `ANSWERS`) with the edge's times.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct EdgeRef {
-    /// The memory object at the other end.
-    pub id: String,
-    /// When the edge became valid (ms since the Unix epoch).
-    pub t_valid: Option<i64>,
-    /// When it stopped being valid.
-    pub t_invalid: Option<i64>,
-    /// When epigraph learned it.
-    pub recorded_at: Option<i64>,
-}
-
-/// A memory object as the query service shows it: content, provenance, validity, priority and
-/// its epistemic edges.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct MemoryCard {
-    /// Memory object id.
-    pub id: String,
-    /// Epistemic type, upper case (`DECISION`, …).
-    pub memory_type: String,
-    /// The statement.
-    pub text: String,
-    /// Title of its source.
-    pub title: Option<String>,
-    /// Source item id (provenance).
-    pub source_id: String,
-    /// Connector family of the source (`document`, `chat`, …).
-    pub source_kind: Option<String>,
-    /// When the source was written (ms since the Unix epoch).
-    pub occurred_at: Option<i64>,
-    /// `current`, `superseded`, `open` or `answered`.
-    pub standing: String,
-    /// Priority K in [0, 1] (Eq. 1), once computed.
-    pub k: Option<f64>,
-    /// The terms of K, once computed: why it stands where it does.
-    #[serde(default)]
-    pub k_terms: Option<PriorityTerms>,
-    /// Valid from (ms since the Unix epoch).
-    pub t_valid: Option<i64>,
-    /// Valid until.
-    pub t_invalid: Option<i64>,
-    /// Recorded time.
-    pub recorded_at: Option<i64>,
-    /// Section of the source it was read in.
-    pub section: Option<String>,
-    /// Memory objects it contradicts (the edge exists both ways).
-    #[serde(default)]
-    pub contradicts: Vec<EdgeRef>,
-    /// Later memory objects that supersede it.
-    #[serde(default)]
-    pub superseded_by: Vec<EdgeRef>,
-    /// Earlier memory objects it supersedes.
-    #[serde(default)]
-    pub supersedes: Vec<EdgeRef>,
-    /// Statements that answer it (for questions).
-    #[serde(default)]
-    pub answered_by: Vec<EdgeRef>,
-    /// Questions it answers.
-    #[serde(default)]
-    pub answers: Vec<EdgeRef>,
-    /// Statements it holds up (for open questions): `BLOCKS` edges; a block ended when the
-    /// question was answered has `t_invalid`.
-    #[serde(default)]
-    pub blocks: Vec<EdgeRef>,
-    /// Open questions holding it up.
-    #[serde(default)]
-    pub blocked_by: Vec<EdgeRef>,
-    /// Number of `SUPPORTS` edges pointing at it.
-    #[serde(default)]
-    pub supported: i64,
-    /// Claims it asserts.
-    #[serde(default)]
-    pub claims: Vec<ClaimRef>,
-    /// The status line of its source when the source declares itself retired (an ADR or PEP
-    /// header such as `Status: Withdrawn` or `Superseded-By: 342`).
-    #[serde(default)]
-    pub source_status: Option<String>,
-    /// Later documents that replaced its source (a `Superseded-By:` or `Replaces:` header):
-    /// each edge's `id` is the newer document's `source_id`.
-    #[serde(default)]
-    pub source_superseded_by: Vec<EdgeRef>,
-}
-
-/// The terms of a node's K (OIDA Eq. 1, docs/priority.md) as the pipeline wrote them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct PriorityTerms {
-    /// Type prior s.
-    pub s: Option<f64>,
-    /// Open-question urgency h.
-    pub h: Option<f64>,
-    /// Usage activation u (recent retrievals).
-    pub u: Option<f64>,
-    /// Evidence activation e (supporting edges).
-    pub e: Option<f64>,
-    /// Graph influence g.
-    pub g: Option<f64>,
-    /// Penalty c: contradictions, supersessions, a retired source.
-    pub c: Option<f64>,
-    /// The decay force λ·Δt·K.
-    pub decay: Option<f64>,
-    /// Δt, the node's age in days (capped).
-    pub dt: Option<f64>,
-}
-
-/// A claim asserted by a memory object.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ClaimRef {
-    /// Name of the subject as written.
-    pub subject: Option<String>,
-    /// Attribute, e.g. `launch_date`.
-    pub attribute: Option<String>,
-    /// Value as normalised.
-    pub value: Option<String>,
-    /// Unit (`EUR`, `date`, …).
-    pub unit: Option<String>,
-    /// Qualifier (`not`, `cap`, …).
-    pub qualifier: Option<String>,
-}
+mod cards;
+pub use cards::{
+    AnsweredQuestion, ClaimRef, ContradictionPair, EdgeRef, EdgeView, EntityCard, EntityRelation,
+    MemoryCard, MemoryState, NodeView, PriorityTerms, Subgraph,
+};
 
 /// Cypher projection of a memory node `m` into a [`MemoryCard`].
 /// The columns of a [`MemoryCard`], read from a memory node `m` (`{RETIRED}` is
@@ -181,134 +67,6 @@ const ENTITY_TAIL: &str = " \
                  [(x)-[r]->(y:Entity) WHERE type(r) <> 'SAME_AS' AND ($at < 0 OR ((r.t_valid IS NULL OR r.t_valid <= $at) AND (r.t_invalid IS NULL OR r.t_invalid > $at))) | {type: type(r), direction: 'out', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}] + \
                  [(y:Entity)-[r]->(x) WHERE type(r) <> 'SAME_AS' AND ($at < 0 OR ((r.t_valid IS NULL OR r.t_valid <= $at) AND (r.t_invalid IS NULL OR r.t_invalid > $at))) | {type: type(r), direction: 'in', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}]) AS relations \
              ORDER BY hits DESC, coalesce(canon.mentions, 0) DESC, canon.id LIMIT $limit";
-
-/// An entity with the names it is known by, merged across its identity component.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct EntityCard {
-    /// Canonical entity id.
-    pub id: String,
-    /// Kind (`Person`, `Project`, …).
-    pub kind: String,
-    /// Canonical name.
-    pub name: String,
-    /// Every alias of the component.
-    #[serde(default)]
-    pub aliases: Vec<String>,
-    /// Every address (e-mail, chat user) of the component.
-    #[serde(default)]
-    pub addresses: Vec<String>,
-    /// Mentions of the canonical entity.
-    pub mentions: Option<i64>,
-    /// Ids of the entities merged into it by identity resolution (`SAME_AS`).
-    #[serde(default)]
-    pub merged: Vec<String>,
-    /// Vocabulary relations of the component's members.
-    #[serde(default)]
-    pub relations: Vec<EntityRelation>,
-}
-
-/// A vocabulary relation seen from an entity.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct EntityRelation {
-    /// Relationship type (`WORKS_ON`, …).
-    #[serde(rename = "type")]
-    pub rel_type: String,
-    /// `out` or `in`.
-    pub direction: String,
-    /// The entity at the other end.
-    pub id: String,
-    /// Its name.
-    pub name: Option<String>,
-    /// Valid from.
-    pub t_valid: Option<i64>,
-    /// Valid until.
-    pub t_invalid: Option<i64>,
-    /// Number of sources stating it.
-    pub support: Option<i64>,
-}
-
-/// A contradiction: two memory objects that disagree, with the edge's times.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ContradictionPair {
-    /// One side (the smaller id).
-    pub a: MemoryCard,
-    /// The other side.
-    pub b: MemoryCard,
-    /// When the disagreement began.
-    pub t_valid: Option<i64>,
-    /// When one side stopped being current, if it did.
-    pub t_invalid: Option<i64>,
-    /// When epigraph learned it.
-    pub recorded_at: Option<i64>,
-}
-
-/// A question and the statement that answered it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct AnsweredQuestion {
-    /// The question.
-    pub question: MemoryCard,
-    /// The statement whose `ANSWERS` edge closed it.
-    pub answer: MemoryCard,
-    /// When it was answered (the answer's valid time).
-    pub answered_at: Option<i64>,
-    /// `"confirmed"` or `"asserted"` when a reviewer has had a say on the answer.
-    pub review: Option<String>,
-}
-
-/// One memory object's editable fields and version (see [`GraphReader::memory_state`]).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct MemoryState {
-    /// Node id.
-    pub id: String,
-    /// Epistemic type (`DECISION`, …).
-    pub memory_type: String,
-    /// Text.
-    pub text: String,
-    /// Valid from.
-    pub t_valid: Option<i64>,
-    /// Valid until.
-    pub t_invalid: Option<i64>,
-    /// Current, superseded, open or answered.
-    pub standing: Option<String>,
-    /// The graph's content hash of the node.
-    pub version: Option<String>,
-}
-
-/// Any node, with its labels and properties.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct NodeView {
-    /// Node id.
-    pub id: String,
-    /// Labels besides `Node`.
-    pub labels: Vec<String>,
-    /// Properties (hashes omitted).
-    #[schema(value_type = Object)]
-    pub properties: BTreeMap<String, serde_json::Value>,
-}
-
-/// A relationship between two nodes.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct EdgeView {
-    /// Relationship type.
-    #[serde(rename = "type")]
-    pub rel_type: String,
-    /// Start node id.
-    pub from: String,
-    /// End node id.
-    pub to: String,
-    /// Properties (hashes omitted).
-    #[schema(value_type = Object)]
-    pub properties: BTreeMap<String, serde_json::Value>,
-}
-
-/// Nodes and the relationships between them.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Subgraph {
-    /// Nodes, by id order.
-    pub nodes: Vec<NodeView>,
-    /// Relationships.
-    pub edges: Vec<EdgeView>,
-}
 
 /// One step of a typed traversal: a relationship type and its direction.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -967,7 +725,7 @@ mod tests {
 
     /// The string literals of this file that are Cypher (they match, return or project).
     fn cypher_literals() -> Vec<String> {
-        let source = include_str!("graph.rs");
+        let source = include_str!("mod.rs");
         let source = &source[..source.find("#[cfg(test)]").unwrap_or(source.len())];
         let mut out = Vec::new();
         let mut chars = source.chars().peekable();
