@@ -6,11 +6,17 @@ use epigraph_sinks::lance::SearchMode;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use std::collections::{HashMap, HashSet};
+
 use crate::context::{self, ContextBlock, ContextInput};
+use crate::expand::{NodeKind, describe};
 use crate::graph::MemoryCard;
 use crate::retrieve::SearchQuery;
 use crate::search::{as_of, parse_types};
 use crate::{QueryError, QueryService};
+
+/// Memory objects the graph walk adds to a block (beyond the ranked ones).
+const GRAPH_ITEMS: usize = 6;
 
 /// Body of `POST /v1/context`.
 #[derive(Clone, Debug, Deserialize, ToSchema)]
@@ -54,11 +60,48 @@ impl QueryService {
             modulate: true,
         };
         let (ranked, related) = self.rank(tenant, &query).await?;
-        let top: Vec<MemoryCard> = ranked
+        let mut top: Vec<MemoryCard> = ranked
             .iter()
             .take(query.k)
             .map(|r| r.card.clone())
             .collect();
+        // What the graph walk reaches from the best of them joins, each with its path (not
+        // for an earlier instant: the walk reads today's edges).
+        let mut via = HashMap::new();
+        if self.config.rank.source_graph_weight > 0.0 && query.as_of.is_none() {
+            let walk = self.walk(tenant, &ranked, &query, true).await?;
+            let shown: HashSet<&str> = top.iter().map(|c| c.id.as_str()).collect();
+            let mut reached: Vec<(&String, f64)> = walk
+                .mass
+                .iter()
+                .filter(|(id, m)| {
+                    **m > 0.0
+                        && !shown.contains(id.as_str())
+                        && walk
+                            .hood
+                            .nodes
+                            .get(*id)
+                            .is_some_and(|n| n.kind == NodeKind::Memory)
+                })
+                .map(|(id, m)| (id, *m))
+                .collect();
+            reached.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+            let ids: Vec<String> = reached
+                .iter()
+                .take(GRAPH_ITEMS)
+                .map(|(id, _)| (*id).clone())
+                .collect();
+            let mut cards = self.graph.memory_cards(tenant, &ids).await?;
+            for id in ids {
+                if let Some(card) = cards.remove(&id) {
+                    let path = walk.paths.get(&id).map(|p| describe(p)).unwrap_or_default();
+                    if !path.is_empty() {
+                        via.insert(id, path);
+                    }
+                    top.push(card);
+                }
+            }
+        }
         let ids: Vec<String> = top.iter().map(|c| c.id.clone()).collect();
         let entities = self.graph.mentioned_entities(tenant, &ids, 12).await?;
         // Chunks hold the current text only: a block about an earlier instant goes without.
@@ -90,6 +133,7 @@ impl QueryService {
             related,
             entities,
             passages,
+            via,
         };
         let block = context::build(&input, budget, &self.config.context);
         let used: Vec<String> = block

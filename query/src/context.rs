@@ -150,6 +150,9 @@ pub struct ContextInput {
     pub entities: Vec<EntityCard>,
     /// Best-matching chunks of source text, best first.
     pub passages: Vec<Passage>,
+    /// How the graph walk reached a ranked object that no retriever found (by id): the note
+    /// its line carries ([`crate::expand::describe`]).
+    pub via: HashMap<String, String>,
 }
 
 /// A chunk of source text for the passages section.
@@ -579,10 +582,15 @@ pub fn build(input: &ContextInput, budget_tokens: usize, config: &ContextConfig)
             }
             _ => {
                 let by: Vec<String> = view.blocked_by().iter().map(|e| e.id.clone()).collect();
-                let note = by.first().map(|id| match input.related.get(id) {
-                    Some(question) => format!("blocked by open question {id} ({})", question.text),
-                    None => format!("blocked by open question {id}"),
-                });
+                let note = by
+                    .first()
+                    .map(|id| match input.related.get(id) {
+                        Some(question) => {
+                            format!("blocked by open question {id} ({})", question.text)
+                        }
+                        None => format!("blocked by open question {id}"),
+                    })
+                    .or_else(|| input.via.get(&card.id).cloned());
                 let it = item(card, at, by, note);
                 let l = line(&it);
                 match card.memory_type.as_str() {
@@ -731,7 +739,32 @@ mod tests {
                     "More filler at the end. ".repeat(40)
                 ),
             }],
+            via: HashMap::new(),
         }
+    }
+
+    #[test]
+    fn an_object_the_walk_reached_says_how() {
+        let mut input = input();
+        let basis = card(
+            "b1",
+            "EVIDENCE",
+            "current",
+            "Readiness gates hold pods back.",
+        );
+        input.ranked.push(basis);
+        input.via.insert(
+            "b1".into(),
+            "reached through the graph from d2: BASED_ON → Readiness gates".into(),
+        );
+        let block = build(&input, 2_000, &ContextConfig::default());
+        assert!(
+            block
+                .markdown
+                .contains("— reached through the graph from d2: BASED_ON → Readiness gates"),
+            "{}",
+            block.markdown
+        );
     }
 
     #[test]

@@ -9,6 +9,10 @@
 //!   (a query's words spread over several passages of the same document add up; bounded to
 //!   three so that a long document does not win by length).
 //!
+//! - **graph**: the mass a personalised PageRank from the best memory objects brought to the
+//!   document's memory objects and source by walking typed edges, entities and document links
+//!   ([`crate::expand`]); it can bring in a document no retriever found.
+//!
 //! Each signal is divided by its best value over the documents, then either summed with
 //! weights (`minmax`) or fused by reciprocal rank (`rrf`). The chunk and document signals are
 //! multiplied by the document's φ (that of its best memory object; the memory signal carries
@@ -22,6 +26,8 @@ use epigraph_sinks::lance::ChunkHit;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::expand::{Neighbourhood, NodeKind};
+use crate::graph::MemoryCard;
 use crate::rank::AsOf;
 pub use crate::rank::{SourceFusion, Weights};
 use crate::retrieve::Ranked;
@@ -50,6 +56,11 @@ pub struct Document {
     pub chunk: f64,
     /// Document signal (raw: sum of its three best chunk BM25 scores).
     pub document: f64,
+    /// Graph signal (raw: the walked mass of its memory objects and source).
+    pub graph: f64,
+    /// Its node that received the most walked mass (for explain and, for a document only the
+    /// walk found, its title and snippet).
+    pub graph_node: Option<String>,
     /// φ of its best memory object (1 without one, or unmodulated).
     pub phi: f64,
     /// Its memory objects among the candidates, best first (indices into the ranked list).
@@ -62,16 +73,16 @@ pub struct Document {
     pub occurred_at: Option<i64>,
     /// The fused score.
     pub score: f64,
-    /// Weighted contributions of memory, chunk and document to the score.
-    pub contributions: [f64; 3],
+    /// Weighted contributions of memory, chunk, document and graph to the score.
+    pub contributions: [f64; 4],
     /// Rank (from 1) of the document by each signal, when it has it.
-    pub ranks: [Option<usize>; 3],
+    pub ranks: [Option<usize>; 4],
     /// The document it was capped below, if any.
     pub capped_below: Option<String>,
 }
 
 /// The names of the signals, in the order of [`Document::contributions`].
-pub const SIGNALS: [&str; 3] = ["memory", "chunk", "document"];
+pub const SIGNALS: [&str; 4] = ["memory", "chunk", "document", "graph"];
 
 impl Document {
     /// A document with no evidence yet.
@@ -81,14 +92,16 @@ impl Document {
             memory: 0.0,
             chunk: 0.0,
             document: 0.0,
+            graph: 0.0,
+            graph_node: None,
             phi: 1.0,
             members: Vec::new(),
             best_chunk: None,
             replaced_by: Vec::new(),
             occurred_at: None,
             score: 0.0,
-            contributions: [0.0; 3],
-            ranks: [None; 3],
+            contributions: [0.0; 4],
+            ranks: [None; 4],
             capped_below: None,
         }
     }
@@ -96,7 +109,7 @@ impl Document {
     /// The signal that brought it: the largest weighted contribution.
     pub fn brought_by(&self) -> &'static str {
         let mut best = 0;
-        for i in 1..3 {
+        for i in 1..4 {
             if self.contributions[i] > self.contributions[best] {
                 best = i;
             }
@@ -250,15 +263,15 @@ fn ranks(docs: &[Document], signal: impl Fn(&Document) -> f64) -> Vec<Option<usi
 /// Reciprocal-rank constant of the `rrf` fusion.
 const RRF_K: f64 = 60.0;
 
-/// Score each document: the signals fused with `weights` (chunk and document modulated by the
-/// document's φ), best first, ties by source id.
+/// Score each document: the signals fused with `weights` (chunk, document and graph modulated
+/// by the document's φ), best first, ties by source id.
 ///
 /// ```
 /// use epigraph_query::fuse::{Document, SourceFusion, Weights, fuse};
 /// let doc = |id: &str, memory: f64, chunk: f64, document: f64| Document {
 ///     memory, chunk, document, ..Document::new(id)
 /// };
-/// let weights = Weights { memory: 0.25, chunk: 0.5, document: 0.25 };
+/// let weights = Weights { memory: 0.25, chunk: 0.5, document: 0.25, graph: 0.0 };
 /// let mut docs = vec![doc("statement", 1.0, 0.2, 1.0), doc("passage", 0.5, 1.0, 8.0)];
 /// fuse(&mut docs, weights, SourceFusion::Minmax);
 /// assert_eq!(docs[0].source_id, "passage");
@@ -266,18 +279,32 @@ const RRF_K: f64 = 60.0;
 /// ```
 pub fn fuse(docs: &mut [Document], weights: Weights, fusion: SourceFusion) {
     let w = weights.normalised();
-    let weight = [w.memory, w.chunk, w.document];
-    let modulated = |d: &Document| [d.memory, d.chunk * d.phi, d.document * d.phi];
-    let best = docs.iter().fold([0.0f64; 3], |m, d| {
-        let s = modulated(d);
-        [m[0].max(s[0]), m[1].max(s[1]), m[2].max(s[2])]
+    let weight = [w.memory, w.chunk, w.document, w.graph];
+    let modulated = |d: &Document| {
+        [
+            d.memory,
+            d.chunk * d.phi,
+            d.document * d.phi,
+            d.graph * d.phi,
+        ]
+    };
+    let best = docs.iter().fold([0.0f64; 4], |mut m, d| {
+        for (m, s) in m.iter_mut().zip(modulated(d)) {
+            *m = m.max(s);
+        }
+        m
     });
     let rank_lists: Vec<Vec<Option<usize>>> =
-        (0..3).map(|s| ranks(docs, |d| modulated(d)[s])).collect();
+        (0..4).map(|s| ranks(docs, |d| modulated(d)[s])).collect();
     for (i, doc) in docs.iter_mut().enumerate() {
-        doc.ranks = [rank_lists[0][i], rank_lists[1][i], rank_lists[2][i]];
+        doc.ranks = [
+            rank_lists[0][i],
+            rank_lists[1][i],
+            rank_lists[2][i],
+            rank_lists[3][i],
+        ];
         let values = modulated(doc);
-        for s in 0..3 {
+        for s in 0..4 {
             doc.contributions[s] = match fusion {
                 SourceFusion::Minmax if best[s] > 0.0 => weight[s] * values[s] / best[s],
                 SourceFusion::Rrf => doc.ranks[s]
@@ -289,6 +316,102 @@ pub fn fuse(docs: &mut [Document], weights: Weights, fusion: SourceFusion) {
         doc.score = doc.contributions.iter().sum();
     }
     sort(docs);
+}
+
+/// Add the graph signal: each node's walked `mass` ([`crate::expand::walked_mass`]) counts for
+/// the document it belongs to (a memory object's source, or a source node itself); a document
+/// only the walk reached joins the candidates, with the documents its header links say
+/// replaced it. (Its φ, time and statement-level replacements are [`reached_state`]'s.)
+///
+/// ```
+/// use std::collections::HashMap;
+/// use epigraph_query::expand::{Neighbourhood, NodeKind, WalkNode};
+/// use epigraph_query::fuse::{Document, add_walk};
+/// let mut hood = Neighbourhood::default();
+/// hood.node(WalkNode {
+///     id: "m2".into(), kind: NodeKind::Memory, source_id: Some("kep-753".into()),
+///     label: "…".into(), title: None, text: None, degree: None,
+/// });
+/// let mut docs = vec![Document::new("kep-9")];
+/// add_walk(&mut docs, &hood, &HashMap::from([("m2".to_string(), 0.2)]));
+/// assert_eq!(docs[1].source_id, "kep-753");
+/// assert_eq!(docs[1].graph, 0.2);
+/// assert_eq!(docs[1].graph_node.as_deref(), Some("m2"));
+/// ```
+pub fn add_walk(docs: &mut Vec<Document>, hood: &Neighbourhood, mass: &HashMap<String, f64>) {
+    let mut index: HashMap<String, usize> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.source_id.clone(), i))
+        .collect();
+    let mut best: HashMap<usize, (f64, bool, String)> = HashMap::new();
+    let mut reached: Vec<(&String, &f64)> = mass.iter().filter(|(_, m)| **m > 0.0).collect();
+    reached.sort_by(|a, b| a.0.cmp(b.0));
+    for (id, m) in reached {
+        let Some(node) = hood.nodes.get(id) else {
+            continue;
+        };
+        let Some(source) = node.source_id.as_deref().filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        let d = *index.entry(source.to_string()).or_insert_with(|| {
+            docs.push(Document::new(source));
+            docs.len() - 1
+        });
+        docs[d].graph += m;
+        // The best memory object names the document; a source node only when no memory
+        // object of it was reached.
+        let is_memory = node.kind == NodeKind::Memory;
+        let entry = best.entry(d).or_insert((0.0, false, id.clone()));
+        if (is_memory && !entry.1) || (is_memory == entry.1 && *m > entry.0) {
+            *entry = (*m, is_memory, id.clone());
+        }
+    }
+    for (d, (_, _, node)) in best {
+        docs[d].graph_node = Some(node);
+    }
+    for doc in docs.iter_mut() {
+        for newer in hood.replaced_by.get(&doc.source_id).into_iter().flatten() {
+            if !doc.replaced_by.contains(newer) {
+                doc.replaced_by.push(newer.clone());
+            }
+        }
+    }
+}
+
+/// The graph state of a document only the walk reached, from the card of its best reached
+/// memory object: its φ, when it was written, and the documents that replaced it at `at` (by
+/// their headers, or by a statement superseding this one: `source_of` names a memory object's
+/// document).
+pub fn reached_state(
+    doc: &mut Document,
+    card: &MemoryCard,
+    phi: f64,
+    at: Option<i64>,
+    source_of: impl Fn(&str) -> Option<String>,
+) {
+    doc.phi = phi;
+    doc.occurred_at = card.occurred_at;
+    let view = AsOf { card, at };
+    let by_statement: Vec<String> = if view.standing() == "superseded" {
+        view.superseded_by()
+            .iter()
+            .filter_map(|e| source_of(&e.id))
+            .filter(|s| *s != card.source_id)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let by_header: Vec<String> = view
+        .source_superseded_by()
+        .iter()
+        .map(|e| e.id.clone())
+        .collect();
+    for source in by_header.into_iter().chain(by_statement) {
+        if !doc.replaced_by.contains(&source) {
+            doc.replaced_by.push(source);
+        }
+    }
 }
 
 fn sort(docs: &mut [Document]) {
@@ -378,6 +501,7 @@ mod tests {
                         memory,
                         chunk,
                         document,
+                        graph: 0.0,
                     },
                     fusion,
                 );
@@ -400,9 +524,46 @@ mod tests {
                 memory: 0.0,
                 chunk: 1.0,
                 document: 0.0,
+                graph: 0.0,
             },
             SourceFusion::Minmax,
         );
         assert_eq!(ids(&docs), ["live", "retired"]);
+    }
+
+    #[test]
+    fn the_walk_lifts_a_neighbour_and_brings_in_a_document_no_retriever_found() {
+        use crate::expand::{Neighbourhood, NodeKind, WalkNode, walked_mass};
+        let memory = |id: &str, source: &str| WalkNode {
+            id: id.into(),
+            kind: NodeKind::Memory,
+            source_id: Some(source.into()),
+            label: id.into(),
+            title: None,
+            text: None,
+            degree: None,
+        };
+        let mut hood = Neighbourhood::default();
+        for (id, source) in [("s", "seed-doc"), ("b", "basis"), ("n", "near")] {
+            hood.node(memory(id, source));
+        }
+        hood.link("s", "b", "BASED_ON", 0.8);
+        let mass = walked_mass(&hood, &[("s".into(), 1.0)], 0.5, 20, 0.5);
+        let mut docs = vec![doc("seed-doc", 1.0, 0.0, 0.0), doc("near", 0.5, 0.0, 0.0)];
+        add_walk(&mut docs, &hood, &mass);
+        assert_eq!(docs.len(), 3, "the basis joins the candidates");
+        fuse(
+            &mut docs,
+            Weights {
+                memory: 0.5,
+                chunk: 0.0,
+                document: 0.0,
+                graph: 0.5,
+            },
+            SourceFusion::Minmax,
+        );
+        assert_eq!(ids(&docs), ["seed-doc", "basis", "near"]);
+        assert_eq!(docs[1].brought_by(), "graph");
+        assert_eq!(docs[1].graph_node.as_deref(), Some("b"));
     }
 }

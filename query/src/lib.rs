@@ -10,6 +10,8 @@
 //!   that keeps what was replaced below what replaced it.
 //! - [`fuse`]: document ranking for `level=source` (memory objects, chunks and document BM25
 //!   fused).
+//! - [`expand`]: graph-aware expansion, a personalised PageRank from the best memory objects
+//!   over typed edges, entities and document links (the fourth document signal).
 //! - [`rank`]: φ of OIDA's Eq. 2 and the as-of view of a memory object ([`rank::AsOf`]).
 //! - [`briefing`], [`context`]: token-budgeted context blocks for agents.
 //! - [`reads`]: nodes, neighbourhoods, entities, contradictions, open questions, priorities,
@@ -20,6 +22,7 @@
 pub mod briefing;
 pub mod context;
 pub mod error;
+pub mod expand;
 pub mod fuse;
 pub mod graph;
 pub mod rank;

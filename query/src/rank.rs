@@ -65,6 +65,10 @@ pub struct RankConfig {
     pub source_chunk_weight: f64,
     /// `level=source`: weight of document-level BM25 (its three best chunks' BM25 summed).
     pub source_document_weight: f64,
+    /// `level=source`: weight of the graph walk from the best memory objects (0: no walk).
+    pub source_graph_weight: f64,
+    /// The walk's settings (`[serve.rank.walk]`).
+    pub walk: crate::expand::WalkConfig,
 }
 
 impl Default for RankConfig {
@@ -86,6 +90,8 @@ impl Default for RankConfig {
             source_memory_weight: 0.25,
             source_chunk_weight: 0.5,
             source_document_weight: 0.25,
+            source_graph_weight: 0.0,
+            walk: crate::expand::WalkConfig::default(),
         }
     }
 }
@@ -110,28 +116,41 @@ pub struct Weights {
     pub chunk: f64,
     /// Document-level BM25.
     pub document: f64,
+    /// The walk over the graph around the query (0: no walk).
+    #[serde(default)]
+    pub graph: f64,
 }
 
 impl Weights {
     /// Whether only the memory signal counts (today's aggregation, no chunk retrieval).
     pub fn memory_only(&self) -> bool {
-        self.chunk <= 0.0 && self.document <= 0.0
+        self.chunk <= 0.0 && self.document <= 0.0 && self.graph <= 0.0
+    }
+
+    /// Whether the chunk table is asked (a chunk or document weight).
+    pub fn uses_chunks(&self) -> bool {
+        self.chunk > 0.0 || self.document > 0.0
     }
 
     /// The weights over their sum (memory alone when none is positive).
     pub fn normalised(self) -> Weights {
-        let sum = self.memory.max(0.0) + self.chunk.max(0.0) + self.document.max(0.0);
+        let sum = self.memory.max(0.0)
+            + self.chunk.max(0.0)
+            + self.document.max(0.0)
+            + self.graph.max(0.0);
         if sum <= 0.0 {
             return Weights {
                 memory: 1.0,
                 chunk: 0.0,
                 document: 0.0,
+                graph: 0.0,
             };
         }
         Weights {
             memory: self.memory.max(0.0) / sum,
             chunk: self.chunk.max(0.0) / sum,
             document: self.document.max(0.0) / sum,
+            graph: self.graph.max(0.0) / sum,
         }
     }
 }
@@ -404,6 +423,7 @@ impl RankConfig {
             memory: self.source_memory_weight,
             chunk: self.source_chunk_weight,
             document: self.source_document_weight,
+            graph: self.source_graph_weight,
         }
     }
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::context;
+use crate::expand::{Neighbourhood, NodeKind, PathStep, best_paths, walked_mass};
 use crate::fuse::{self, ChunkEvidence};
 use crate::graph::MemoryCard;
 use crate::rank::{AsOf, Intent, RankConfig, parse_instant, show_instant};
@@ -205,7 +206,7 @@ pub struct SourceResult {
 pub struct SourceExplain {
     /// `minmax`, `rrf`, or `memory` (memory objects alone).
     pub fusion: String,
-    /// The signal with the largest part of the score: `memory`, `chunk` or `document`.
+    /// The signal with the largest part of the score: `memory`, `chunk`, `document` or `graph`.
     pub brought_by: String,
     /// Part of the score from its memory objects.
     pub memory: f64,
@@ -213,8 +214,15 @@ pub struct SourceExplain {
     pub chunk: f64,
     /// Part from its document-level BM25 (× φ).
     pub document: f64,
-    /// Rank of the document by each signal alone (memory, chunk, document).
-    pub ranks: [Option<usize>; 3],
+    /// Part from the walk over the graph around the query (× φ).
+    pub graph: f64,
+    /// Rank of the document by each signal alone (memory, chunk, document, graph).
+    pub ranks: [Option<usize>; 4],
+    /// The strongest path by which the walk reached the document, from one of the best
+    /// memory objects (seeds): each step's relationship and the node it reaches. Empty when
+    /// the walk did not reach it (or it is a seed's own document).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub graph_path: Vec<PathStep>,
     /// φ of its best memory object (what the chunk and document parts are multiplied by).
     pub phi: f64,
     /// Its best chunk.
@@ -398,16 +406,54 @@ pub fn memory_results(
     out
 }
 
-/// Documents ranked by their three signals fused ([`crate::fuse`]): memory objects (`ranked`,
-/// best first), chunks, document-level BM25; the top `k`.
+/// The walk around a search's best memory objects ([`crate::expand`]).
+#[derive(Clone, Debug, Default)]
+pub struct Walk {
+    /// The neighbourhood read.
+    pub hood: Neighbourhood,
+    /// Each node's walked mass.
+    pub mass: HashMap<String, f64>,
+    /// The strongest path to each reached node (asked for explain only).
+    pub paths: HashMap<String, Vec<PathStep>>,
+    /// Cards and φ of the best reached memory object of each document no retriever found
+    /// (the most reached first, up to [`REACHED_CARDS`]), by memory id.
+    pub reached: HashMap<String, (MemoryCard, f64)>,
+}
+
+/// Documents only the walk reached whose graph state is read (the rest keep φ = 1).
+pub const REACHED_CARDS: usize = 50;
+
+/// Documents ranked by their four signals fused ([`crate::fuse`]): memory objects (`ranked`,
+/// best first), chunks, document-level BM25 and the graph `walk`; the top `k`.
 pub fn fused_source_results(
     ranked: &[Ranked],
     chunks: &[ChunkHit],
+    walk: Option<&Walk>,
     query: &SearchQuery,
     rank: &RankConfig,
     explain: bool,
 ) -> Vec<SourceResult> {
     let mut docs = fuse::documents(ranked, chunks, query.as_of, query.modulate);
+    if let Some(walk) = walk {
+        fuse::add_walk(&mut docs, &walk.hood, &walk.mass);
+        let source_of = |id: &str| {
+            walk.hood
+                .nodes
+                .get(id)
+                .and_then(|n| n.source_id.clone())
+                .or_else(|| {
+                    ranked
+                        .iter()
+                        .find(|r| r.card.id == id)
+                        .map(|r| r.card.source_id.clone())
+                })
+        };
+        for doc in docs.iter_mut().filter(|d| d.members.is_empty()) {
+            if let Some((card, phi)) = doc.graph_node.as_ref().and_then(|n| walk.reached.get(n)) {
+                fuse::reached_state(doc, card, *phi, query.as_of, source_of);
+            }
+        }
+    }
     fuse::fuse(&mut docs, rank.source_weights(), rank.source_fusion);
     if query.modulate && !Intent::of(&query.text).history {
         fuse::below_replacing_documents(&mut docs, rank.below_successor);
@@ -417,15 +463,27 @@ pub fn fused_source_results(
         .map(|doc| {
             let best = doc.members.first().map(|i| &ranked[*i]);
             let chunk = doc.best_chunk.map(|i| &chunks[i]);
-            let snippet = match (best, chunk) {
-                (Some(best), _) => snippet(&best.card.text, 300),
-                (None, Some(chunk)) => context::excerpt(&chunk.text, &query.text, 300).1,
-                (None, None) => String::new(),
+            let reached =
+                walk.and_then(|w| doc.graph_node.as_ref().and_then(|n| w.hood.nodes.get(n)));
+            let snippet = match (best, chunk, reached) {
+                (Some(best), _, _) => snippet(&best.card.text, 300),
+                (None, Some(chunk), _) => context::excerpt(&chunk.text, &query.text, 300).1,
+                (None, None, Some(node)) => {
+                    snippet(node.text.as_deref().unwrap_or(&node.label), 300)
+                }
+                (None, None, None) => String::new(),
+            };
+            let graph_path = match (explain, walk, &doc.graph_node) {
+                (true, Some(walk), Some(node)) if doc.contributions[3] > 0.0 => {
+                    walk.paths.get(node).cloned().unwrap_or_default()
+                }
+                _ => Vec::new(),
             };
             SourceResult {
                 title: best
                     .and_then(|b| b.card.title.clone())
-                    .or_else(|| chunk.and_then(|c| c.title.clone())),
+                    .or_else(|| chunk.and_then(|c| c.title.clone()))
+                    .or_else(|| reached.and_then(|n| n.title.clone())),
                 snippet,
                 memory_ids: doc
                     .members
@@ -443,7 +501,9 @@ pub fn fused_source_results(
                     memory: doc.contributions[0],
                     chunk: doc.contributions[1],
                     document: doc.contributions[2],
+                    graph: doc.contributions[3],
                     ranks: doc.ranks,
+                    graph_path,
                     phi: doc.phi,
                     best_chunk: chunk.map(|c| ChunkEvidence {
                         id: c.id.clone(),
@@ -587,24 +647,28 @@ impl QueryService {
                 let results = if memory_only {
                     source_results(&ranked, query.k)
                 } else {
-                    let chunks = self
-                        .lance
-                        .search_chunks(&SearchRequest {
-                            query: query.text.clone(),
-                            k: query.candidates * 2,
-                            tenant: tenant.to_string(),
-                            mode: query.mode,
-                            types: Vec::new(),
-                            candidates: Some(query.candidates),
-                        })
-                        .await?;
-                    fused_source_results(
-                        &ranked,
-                        &chunks,
-                        &query,
-                        rank,
-                        params.explain.unwrap_or(false),
-                    )
+                    let weights = rank.source_weights();
+                    let chunks = if weights.uses_chunks() {
+                        self.lance
+                            .search_chunks(&SearchRequest {
+                                query: query.text.clone(),
+                                k: query.candidates * 2,
+                                tenant: tenant.to_string(),
+                                mode: query.mode,
+                                types: Vec::new(),
+                                candidates: Some(query.candidates),
+                            })
+                            .await?
+                    } else {
+                        Vec::new()
+                    };
+                    let explain = params.explain.unwrap_or(false);
+                    let walk = if weights.graph > 0.0 {
+                        Some(self.walk(tenant, &ranked, &query, explain).await?)
+                    } else {
+                        None
+                    };
+                    fused_source_results(&ranked, &chunks, walk.as_ref(), &query, rank, explain)
                 };
                 self.report_usage(
                     tenant,
@@ -623,6 +687,89 @@ impl QueryService {
             level,
             as_of: query.as_of.map(show_instant),
             results,
+        })
+    }
+
+    /// Walk the graph from the best `[serve.rank.walk] seeds` memory objects of `ranked`
+    /// (personalisation: their score) and return what it reached.
+    pub async fn walk(
+        &self,
+        tenant: &str,
+        ranked: &[Ranked],
+        query: &SearchQuery,
+        explain: bool,
+    ) -> Result<Walk, QueryError> {
+        let config = &self.config.rank.walk;
+        let seeds: Vec<(String, f64)> = ranked
+            .iter()
+            .take(config.seeds)
+            .filter(|r| r.score > 0.0)
+            .map(|r| (r.card.id.clone(), r.score))
+            .collect();
+        let ids: Vec<String> = seeds.iter().map(|(id, _)| id.clone()).collect();
+        let now = chrono::Utc::now().timestamp_millis();
+        let hood = self.graph.neighbourhood(tenant, &ids, config, now).await?;
+        let mass = walked_mass(
+            &hood,
+            &seeds,
+            config.restart,
+            config.iterations,
+            config.mention_weight,
+        );
+        let paths = if explain {
+            best_paths(&hood, &seeds, config.hops + 1, config.mention_weight)
+        } else {
+            HashMap::new()
+        };
+        // The best reached memory object of each document no retriever found.
+        let found: HashSet<&str> = ranked.iter().map(|r| r.card.source_id.as_str()).collect();
+        let mut best: HashMap<&str, (&String, f64)> = HashMap::new();
+        for (id, m) in &mass {
+            let Some(node) = hood.nodes.get(id) else {
+                continue;
+            };
+            let Some(source) = node.source_id.as_deref() else {
+                continue;
+            };
+            if node.kind != NodeKind::Memory || found.contains(source) || *m <= 0.0 {
+                continue;
+            }
+            let entry = best.entry(source).or_insert((id, *m));
+            if *m > entry.1 || (*m == entry.1 && id < entry.0) {
+                *entry = (id, *m);
+            }
+        }
+        let mut wanted: Vec<(&String, f64)> = best.into_values().collect();
+        wanted.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let ids: Vec<String> = wanted
+            .into_iter()
+            .take(REACHED_CARDS)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let intent = Intent::of(&query.text);
+        let reached = self
+            .graph
+            .memory_cards(tenant, &ids)
+            .await?
+            .into_iter()
+            .map(|(id, card)| {
+                let view = AsOf {
+                    card: &card,
+                    at: query.as_of,
+                };
+                let phi = if query.modulate {
+                    self.config.rank.phi(&view, intent, None).phi
+                } else {
+                    1.0
+                };
+                (id, (card, phi))
+            })
+            .collect();
+        Ok(Walk {
+            hood,
+            mass,
+            paths,
+            reached,
         })
     }
 

@@ -437,6 +437,16 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
     )?;
     proposals.follow(config.kafka.clone());
     let mut serve = config.serve.clone();
+    if serve.rank.walk.edges.is_empty() {
+        // The walk follows the ontology's positive signed edges, weighted by their coefficient.
+        let ontology = config.ontology.load().context("loading the ontology")?;
+        serve.rank.walk.edges = ontology
+            .edges
+            .iter()
+            .filter(|e| e.coefficient > 0.0)
+            .map(|e| (e.name.clone(), e.coefficient))
+            .collect();
+    }
     if serve.pipeline_metrics.is_empty() && !config.run.metrics_listen.is_empty() {
         serve.pipeline_metrics = format!("http://{}/metrics", config.run.metrics_listen);
     }

@@ -18,6 +18,7 @@ use epigraph_sinks::neo4j::safe_identifier;
 use crate::QueryError;
 
 mod cards;
+mod walk;
 pub use cards::{
     AnsweredQuestion, ClaimRef, ContradictionPair, EdgeRef, EdgeView, EntityCard, EntityRelation,
     MemoryCard, MemoryState, NodeView, PriorityTerms, Subgraph,
