@@ -10,7 +10,17 @@
 //! document it shares most topic words with (at least `min_shared`; the earliest on a tie).
 //! The cited document is the tenant's source whose header names the key (`KEP: 753`, `PEP: 8`,
 //! see [`crate::extract::doclinks`]). Each edge one of the statement's cues names is drawn ("extends the
-//! API defined in KEP-5307": `REFINES` and `BASED_ON`); a key without a cue draws nothing.
+//! API defined in KEP-5307": `REFINES` and `BASED_ON`).
+//!
+//! A statement that names a document without any cue ("In [#2232](…) we added a new flag …")
+//! draws the edge of `[epistemics.citations.uncued]` (`BASED_ON`), but only to a document
+//! earlier than its own (a lower number of the same family, [`earlier`]): a later document cited
+//! that way is one the earlier points forward to. A document without a key draws no uncued
+//! edge, and header fields that link documents (`Replaces:`) are the headers' business.
+//!
+//! Reference-style links count where they are used: `[Composition KEP]` in a statement and
+//! `[Composition KEP]: /keps/sig-cli/2299-…` elsewhere in the document cite `kep 2299` there,
+//! and a statement that only defines such links cites nothing by itself.
 //!
 //! Incremental like the rest: a citation is a join of the citing statement, the cited
 //! document's header and its statements, so an edit of any of the three retracts exactly what
@@ -36,6 +46,7 @@ pub struct CitationRules {
     families: Vec<String>,
     edges: Vec<(String, CueSet)>,
     min_shared: usize,
+    uncued: Option<String>,
 }
 
 /// `KEP-753`, `PEP 8`, `ADR 004`, `RFC2616`.
@@ -81,6 +92,7 @@ impl CitationRules {
             families: spec.families.iter().map(|f| f.to_lowercase()).collect(),
             edges,
             min_shared: spec.min_shared,
+            uncued: spec.uncued.as_ref().map(|u| u.edge.clone()),
         })
     }
 
@@ -170,30 +182,16 @@ impl CitationRules {
     /// );
     /// ```
     pub fn cited(&self, text: &str) -> Vec<(String, String)> {
-        let keys = self.keys(text);
+        self.cited_keys(text, self.keys(text))
+    }
+
+    /// [`Self::cited`] with the keys found: a text's own and those its reference-style links
+    /// name (`[Composition KEP]`, defined elsewhere in the document).
+    fn cited_keys(&self, text: &str, keys: Vec<(usize, String)>) -> Vec<(String, String)> {
         if keys.is_empty() {
             return Vec::new();
         }
-        let cues: Vec<(usize, usize, &str)> = self
-            .edges
-            .iter()
-            .flat_map(|(name, set)| {
-                set.find_all(text)
-                    .into_iter()
-                    .map(move |m| (m.start, m.end, name.as_str()))
-            })
-            .collect();
-        // A cue inside a longer cue of another edge is part of it: "a prerequisite for" says
-        // ENABLES, not the BASED_ON of "prerequisite".
-        let cues: Vec<(usize, usize, &str)> = cues
-            .iter()
-            .filter(|(start, end, _)| {
-                !cues
-                    .iter()
-                    .any(|(s, e, _)| s <= start && end <= e && e - s > end - start)
-            })
-            .copied()
-            .collect();
+        let cues = self.cues(text);
         let mut out = Vec::new();
         for (i, (at, key)) in keys.iter().enumerate() {
             // The key that opens the statement is its subject ("KEP-3022 extends KEP-895"),
@@ -213,12 +211,179 @@ impl CitationRules {
     }
 }
 
+impl CitationRules {
+    /// The cues of edges in a text, `(start, end, edge)`; a cue inside a longer cue of another
+    /// edge is part of it: "a prerequisite for" says `ENABLES`, not the `BASED_ON` of
+    /// "prerequisite".
+    fn cues<'a>(&'a self, text: &str) -> Vec<(usize, usize, &'a str)> {
+        let cues: Vec<(usize, usize, &str)> = self
+            .edges
+            .iter()
+            .flat_map(|(name, set)| {
+                set.find_all(text)
+                    .into_iter()
+                    .map(move |m| (m.start, m.end, name.as_str()))
+            })
+            .collect();
+        cues.iter()
+            .filter(|(start, end, _)| {
+                !cues
+                    .iter()
+                    .any(|(s, e, _)| s <= start && end <= e && e - s > end - start)
+            })
+            .copied()
+            .collect()
+    }
+
+    /// The documents a statement names without any cue of an edge, each with the edge
+    /// `[epistemics.citations.uncued]` gives such a reference ("In [#2232](…) we added a new
+    /// flag …": `BASED_ON`). The edge is drawn only to a document earlier than the citing one
+    /// (see [`earlier`]); that is checked where both documents are known. A header field that
+    /// names documents (`Replaces:`, `Superseded-By:`) is the headers' business, not a
+    /// reference.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let cites = rules.citations().unwrap();
+    /// assert_eq!(
+    ///     cites.uncued("With [suspended Jobs](https://git.k8s.io/enhancements/keps/sig-apps/2232-suspend-jobs) a flag pauses a Job."),
+    ///     [("kep 2232".to_string(), "BASED_ON".to_string())]
+    /// );
+    /// // A cue says how: the cued edge, not the default.
+    /// assert!(cites.uncued("This KEP builds on KEP-2232.").is_empty());
+    /// assert!(cites.uncued("Replaces: /keps/sig-scheduling/583-coscheduling").is_empty());
+    /// ```
+    pub fn uncued(&self, text: &str) -> Vec<(String, String)> {
+        self.uncued_keys(text, self.keys(text))
+    }
+
+    /// [`Self::uncued`] with the keys found (see [`Self::cited_keys`]). A statement that only
+    /// defines reference-style links (`[Catalog KEP]: …/pull/2908 [Composition KEP]: …`) says
+    /// nothing of its own: its links count where the text uses them.
+    fn uncued_keys(&self, text: &str, keys: Vec<(usize, String)>) -> Vec<(String, String)> {
+        let Some(edge) = &self.uncued else {
+            return Vec::new();
+        };
+        if names_documents_in_header(text)
+            || only_link_definitions(text)
+            || !self.cues(text).is_empty()
+        {
+            return Vec::new();
+        }
+        let mut out: Vec<(String, String)> = keys
+            .into_iter()
+            .map(|(_, key)| (key, edge.clone()))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+/// A reference-style link definition: `[Composition KEP]: /keps/sig-cli/2299-…`, also written
+/// `[KEP 785]:(https://…)`.
+static DEFINITION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\[([^\[\]]+)\]:\s*\(?\s*(\S+?)\)?(?:\s|$)")
+        .expect("the definition pattern compiles")
+});
+/// A reference-style link in use: `[Composition KEP]`, `[kep-853][]`, `[the KEP][kep-853]`.
+static REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\[([^\[\]]+)\](?:\[([^\[\]]*)\])?").expect("the reference pattern compiles")
+});
+
+/// The reference-style link definitions of a text: `(label, target)`, the label lower-cased.
+///
+/// ```
+/// use epigraph_operators::epistemic::citations::link_definitions;
+/// assert_eq!(
+///     link_definitions("[Catalog KEP]: https://example.org/pull/2908 [KEP 785]:(https://git.k8s.io/enhancements/keps/sig-scheduling/785-config)"),
+///     [("catalog kep".to_string(), "https://example.org/pull/2908".to_string()),
+///      ("kep 785".to_string(), "https://git.k8s.io/enhancements/keps/sig-scheduling/785-config".to_string())]
+/// );
+/// ```
+pub fn link_definitions(text: &str) -> Vec<(String, String)> {
+    DEFINITION
+        .captures_iter(text)
+        .map(|c| (c[1].trim().to_lowercase(), c[2].to_string()))
+        .collect()
+}
+
+/// The reference-style links a text uses, `(byte offset, label)`, the label lower-cased: not
+/// inline links (`[text](url)`) nor definitions (`[label]: url`).
+///
+/// ```
+/// use epigraph_operators::epistemic::citations::link_references;
+/// assert_eq!(
+///     link_references("See the [Composition KEP] and [the API][kep-853], not [inline](https://x.org)."),
+///     [(8, "composition kep".to_string()), (30, "kep-853".to_string())]
+/// );
+/// assert!(link_references("[Composition KEP]: /keps/sig-cli/2299-kustomize-plugin-composition").is_empty());
+/// ```
+pub fn link_references(text: &str) -> Vec<(usize, String)> {
+    REFERENCE
+        .captures_iter(text)
+        .filter_map(|c| {
+            let whole = c.get(0)?;
+            let next = text[whole.end()..].chars().next();
+            if c.get(2).is_none() && matches!(next, Some('(' | ':')) {
+                return None;
+            }
+            let label = match c.get(2) {
+                Some(l) if !l.as_str().trim().is_empty() => l.as_str(),
+                _ => c.get(1)?.as_str(),
+            };
+            Some((whole.start(), label.trim().to_lowercase()))
+        })
+        .collect()
+}
+
+/// Whether a text is nothing but reference-style link definitions.
+fn only_link_definitions(text: &str) -> bool {
+    !link_definitions(text).is_empty()
+        && DEFINITION
+            .replace_all(text, " ")
+            .chars()
+            .all(|c| !c.is_alphanumeric())
+}
+
+/// Whether the document keyed `cited` is earlier than the one keyed `own`: the same family, a
+/// lower number (`kep 753` is earlier than `kep 4438`). Numbered families (KEPs, PEPs, ADRs,
+/// RFCs) number their documents in the order they were opened.
+///
+/// ```
+/// use epigraph_operators::epistemic::citations::earlier;
+/// assert!(earlier("kep 753", "kep 4438"));
+/// assert!(!earlier("kep 4438", "kep 753"));
+/// assert!(!earlier("pep 8", "kep 4438"));
+/// assert!(!earlier("kep 753", "kep 753"));
+/// ```
+pub fn earlier(cited: &str, own: &str) -> bool {
+    let split = |key: &str| {
+        key.split_once(' ')
+            .and_then(|(family, n)| Some((family.to_string(), n.parse::<u64>().ok()?)))
+    };
+    matches!((split(cited), split(own)), (Some((f, a)), Some((g, b))) if f == g && a < b)
+}
+
+/// Whether a statement is a header field that names documents (`Replaces: …`,
+/// `Superseded-By: …`): the documents source reads those as the headers' own links.
+fn names_documents_in_header(text: &str) -> bool {
+    text.split_once(':').is_some_and(|(key, _)| {
+        let key = key.trim().to_ascii_lowercase();
+        crate::extract::doclinks::LINK_FIELDS.contains(&key.as_str())
+    })
+}
+
 /// A statement citing a document key with an edge.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 struct Citation {
     memory_id: String,
     source_id: String,
+    /// The cited key.
+    key: String,
     edge: String,
+    /// Drawn only to an earlier document than the citing one (an uncued reference).
+    earlier_only: bool,
     topic: Vec<String>,
     t_valid: Option<i64>,
     recorded_at: Option<i64>,
@@ -239,8 +404,27 @@ where
     };
     let min_shared = citing.min_shared;
     let topic_rules = rules.clone();
-    let cites = memories.clone().flat_map(move |m| {
-        let found = citing.cited(&m.text);
+    let resolving = citing.clone();
+    let cites = with_reference_keys(memories.clone(), resolving).flat_map(move |(m, linked)| {
+        let mut keys = citing.keys(&m.text);
+        for (at, key) in linked {
+            if !keys.iter().any(|(_, k)| *k == key) {
+                keys.push((at, key));
+            }
+        }
+        keys.sort();
+        let mut found: Vec<(String, String, bool)> = citing
+            .cited_keys(&m.text, keys.clone())
+            .into_iter()
+            .map(|(key, edge)| (key, edge, false))
+            .collect();
+        if found.is_empty() {
+            found = citing
+                .uncued_keys(&m.text, keys)
+                .into_iter()
+                .map(|(key, edge)| (key, edge, true))
+                .collect();
+        }
         let topic = if found.is_empty() {
             Vec::new()
         } else {
@@ -248,13 +432,15 @@ where
         };
         found
             .into_iter()
-            .map(|(key, edge)| {
+            .map(|(key, edge, earlier_only)| {
                 (
-                    (m.tenant.clone(), key),
+                    (m.tenant.clone(), key.clone()),
                     Citation {
                         memory_id: m.id.clone(),
                         source_id: m.source_id.clone(),
+                        key,
                         edge,
+                        earlier_only,
                         topic: topic.clone(),
                         t_valid: m.t_valid,
                         recorded_at: m.recorded_at,
@@ -263,10 +449,22 @@ where
             })
             .collect::<Vec<_>>()
     });
-    let owners = doc_links
+    let own_keys = doc_links
+        .clone()
         .filter(|l| l.role == DocRole::Is)
-        .map(|l| ((l.tenant, l.key), l.source_id))
+        .map(|l| ((l.tenant, l.source_id), l.key))
         .distinct();
+    let owners = own_keys
+        .clone()
+        .map(|((tenant, source_id), key)| ((tenant, key), source_id));
+    let cites =
+        cites
+            .clone()
+            .filter(|(_, cite)| !cite.earlier_only)
+            .concat(cited_by_a_later_document(
+                cites.filter(|(_, cite)| cite.earlier_only),
+                own_keys,
+            ));
     let targeted = cites
         .join_map(owners, |(tenant, _), cite, cited| {
             ((tenant.clone(), cited.clone()), cite.clone())
@@ -303,4 +501,186 @@ where
             edge.recorded_at = cite.recorded_at;
             GraphElement::Relation(edge)
         })
+}
+
+/// The citations of `cites` whose citing document is later than the cited key by one of its own
+/// keys (see [`earlier`]): an uncued reference to a later document ("a separate KEP will
+/// enable …") is no grounding.
+fn cited_by_a_later_document<'s, T>(
+    cites: VecCollection<'s, T, ((String, String), Citation)>,
+    own_keys: VecCollection<'s, T, ((String, String), String)>,
+) -> VecCollection<'s, T, ((String, String), Citation)>
+where
+    T: Timestamp + Lattice,
+{
+    cites
+        .map(|((tenant, _), cite)| ((tenant, cite.source_id.clone()), cite))
+        .join_map(own_keys, |(tenant, _), cite, own| {
+            (tenant.clone(), cite.clone(), earlier(&cite.key, own))
+        })
+        .filter(|(.., later)| *later)
+        .map(|(tenant, cite, _)| ((tenant, cite.key.clone()), cite))
+        .distinct()
+}
+
+/// Each memory with the document keys its reference-style links name: `[Composition KEP]` in
+/// a statement and `[Composition KEP]: /keps/sig-cli/2299-…` anywhere in the same source give
+/// the statement `kep 2299` at the offset of the link.
+fn with_reference_keys<'s, T>(
+    memories: VecCollection<'s, T, MemoryObject>,
+    citing: CitationRules,
+) -> VecCollection<'s, T, (MemoryObject, Vec<(usize, String)>)>
+where
+    T: Timestamp + Lattice,
+{
+    let defining = citing.clone();
+    let definitions = memories
+        .clone()
+        .flat_map(move |m| {
+            link_definitions(&m.text)
+                .into_iter()
+                .flat_map(|(label, target)| {
+                    defining
+                        .keys(&target)
+                        .into_iter()
+                        .map(move |(_, key)| (label.clone(), key))
+                })
+                .map(|(label, key)| ((m.tenant.clone(), m.source_id.clone(), label), key))
+                .collect::<Vec<_>>()
+        })
+        .distinct();
+    let uses = memories.clone().flat_map(|m| {
+        link_references(&m.text)
+            .into_iter()
+            .map(|(at, label)| {
+                (
+                    (m.tenant.clone(), m.source_id.clone(), label),
+                    (m.id.clone(), at),
+                )
+            })
+            .collect::<Vec<_>>()
+    });
+    let linked = uses
+        .join_map(definitions, |_, (id, at), key| {
+            (id.clone(), (*at, key.clone()))
+        })
+        .reduce(|_, input, out| {
+            let keys: Vec<(usize, String)> = input.iter().map(|(k, _)| (*k).clone()).collect();
+            out.push((keys, 1));
+        });
+    let by_id = memories.map(|m| (m.id.clone(), m));
+    let with = by_id
+        .clone()
+        .join_map(linked.clone(), |_, m, keys| (m.clone(), keys.clone()));
+    let without = by_id
+        .antijoin(linked.map(|(id, _)| id))
+        .map(|(_, m)| (m, Vec::new()));
+    with.concat(without)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules() -> Rules {
+        Rules::bundled()
+    }
+
+    #[test]
+    fn a_reference_without_a_cue_gets_the_default_edge_and_a_cued_one_does_not() {
+        let rules = rules();
+        let cites = rules.citations().expect("citations are configured");
+        let uncued = |text: &str| -> Vec<String> {
+            cites.uncued(text).into_iter().map(|(key, _)| key).collect()
+        };
+        // A link to a sibling KEP's folder, nothing said about how they relate.
+        assert_eq!(
+            uncued(
+                "This mirrors the [controller tracing work](https://github.com/kubernetes/enhancements/tree/master/keps/sig-instrumentation/1234-controller-tracing)."
+            ),
+            ["kep 1234"]
+        );
+        // A tracking issue named in passing (a bare number names a document of every family).
+        assert!(
+            uncued(
+                "With [#3001](https://github.com/kubernetes/enhancements/issues/3001) the quota is counted per claim."
+            )
+            .contains(&"kep 3001".to_string())
+        );
+        // A cue of any edge makes it a cued citation.
+        assert!(uncued("This KEP depends on KEP-1287 for the resize status.").is_empty());
+        assert!(uncued("The label format is adapted from KEP-2214.").is_empty());
+        // Header fields that link documents, and text without a key.
+        assert!(uncued("Superseded-By: 4671").is_empty());
+        assert!(uncued("The suspend field pauses a Job.").is_empty());
+    }
+
+    #[test]
+    fn a_feature_that_moved_between_documents_is_a_relation_change() {
+        let rules = rules();
+        let cites = rules.citations().expect("citations are configured");
+        // This document took the feature over from the cited one.
+        assert_eq!(
+            cites
+                .cited("Originally, this KEP was part of the broader KEP-4100 on restart backoff."),
+            [("kep 4100".to_string(), "RELATION_CHANGE".to_string())]
+        );
+        assert!(
+            cites
+                .cited("- 2024-03-01: KEP split from [the pod resources KEP](https://github.com/kubernetes/enhancements/issues/2043)")
+                .contains(&("kep 2043".to_string(), "RELATION_CHANGE".to_string()))
+        );
+        // The cited document took it over from this one.
+        assert_eq!(
+            cites.cited("The per-node maximum has been split into KEP-5100 to ship it sooner."),
+            [("kep 5100".to_string(), "<RELATION_CHANGE".to_string())]
+        );
+        assert_eq!(
+            cites.cited("Restarting during termination is left to a separate KEP, KEP-4500."),
+            [("kep 4500".to_string(), "<RELATION_CHANGE".to_string())]
+        );
+        // A later step of a plan the cited document started.
+        assert_eq!(
+            cites.cited(
+                "After the deprecation in KEP-4000, removing the code is the next logical step."
+            ),
+            [
+                ("kep 4000".to_string(), "<PRECEDES".to_string()),
+                ("kep 4000".to_string(), "IMPLEMENTS".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn reference_style_links_are_resolved_and_their_definitions_are_no_statement() {
+        let rules = rules();
+        let cites = rules.citations().expect("citations are configured");
+        let definitions = "[Plugin KEP]: /keps/sig-cli/2000-plugins [Catalog KEP]: https://github.com/kubernetes/enhancements/pull/2908";
+        assert!(cites.uncued(definitions).is_empty());
+        assert_eq!(
+            link_definitions(definitions)
+                .into_iter()
+                .flat_map(|(label, target)| cites
+                    .keys(&target)
+                    .into_iter()
+                    .map(move |(_, k)| (label.clone(), k)))
+                .collect::<Vec<_>>(),
+            [("plugin kep".to_string(), "kep 2000".to_string())]
+        );
+        let usage = "Plugins are orchestrated through the [Plugin KEP] pipeline.";
+        let (at, label) = link_references(usage).pop().expect("a reference");
+        assert_eq!(label, "plugin kep");
+        assert_eq!(
+            cites.uncued_keys(usage, vec![(at, "kep 2000".to_string())]),
+            [("kep 2000".to_string(), "BASED_ON".to_string())]
+        );
+    }
+
+    #[test]
+    fn only_an_earlier_document_of_the_same_family_is_a_ground() {
+        assert!(earlier("kep 2232", "kep 5440"));
+        assert!(!earlier("kep 5440", "kep 2232"));
+        assert!(!earlier("adr 3", "kep 5440"));
+        assert!(!earlier("kep x", "kep 5440"));
+    }
 }

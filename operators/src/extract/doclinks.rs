@@ -24,6 +24,17 @@ const SUCCESSOR_FIELDS: [&str; 4] = [
 ];
 /// Fields naming the documents this one replaces.
 const PREDECESSOR_FIELDS: [&str; 4] = ["replaces", "supersedes", "obsoletes", "replaced"];
+/// Header fields naming other documents by which one replaced which.
+pub(crate) const LINK_FIELDS: [&str; 8] = [
+    "superseded-by",
+    "superseded by",
+    "replaced-by",
+    "obsoleted-by",
+    "replaces",
+    "supersedes",
+    "obsoletes",
+    "replaced",
+];
 
 /// What a document's header says about one document key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -105,6 +116,50 @@ pub fn header_links(body: &str) -> Vec<(String, DocRole)> {
         }
     }
     links
+}
+
+/// The keys a numbered document's path gives it besides its header's: a folder or file named
+/// `<number>-<words>` (`keps/sig-node/2043-pod-resource-concrete-assigments/README.md`, whose
+/// header says `KEP: 1884`) names the document in the family of its own key, so links to the
+/// folder resolve to it. A path of a document without a key of its own names nothing, and a
+/// date (`2024-01-05-notes.md`) is no number.
+///
+/// ```
+/// use epigraph_operators::extract::doclinks::{DocRole, path_keys};
+/// let own = [("kep 1884".to_string(), DocRole::Is)];
+/// assert_eq!(path_keys("sig-node/2043-pod-resource-concrete-assigments", &own), ["kep 2043"]);
+/// assert_eq!(path_keys("keps/sig-node/2043-pod-resources/README.md", &own), ["kep 2043"]);
+/// // The same number as the header's, a date, or no key of its own: nothing more.
+/// assert!(path_keys("sig-node/1884-pod-resources", &own).is_empty());
+/// assert!(path_keys("notes/2024-01-05-standup.md", &own).is_empty());
+/// assert!(path_keys("sig-node/2043-pod-resources", &[]).is_empty());
+/// ```
+pub fn path_keys(path: &str, links: &[(String, DocRole)]) -> Vec<String> {
+    let Some((family, _)) = links
+        .iter()
+        .find(|(_, role)| *role == DocRole::Is)
+        .and_then(|(key, _)| key.split_once(' '))
+    else {
+        return Vec::new();
+    };
+    let Some(number) = path.rsplit('/').find_map(|segment| {
+        let digits: String = segment.chars().take_while(char::is_ascii_digit).collect();
+        let rest = &segment[digits.len()..];
+        let named = rest.starts_with('-') && rest[1..].starts_with(|c: char| c.is_alphabetic());
+        (!digits.is_empty() && named)
+            .then(|| digits.parse::<u64>().ok())
+            .flatten()
+    }) else {
+        return Vec::new();
+    };
+    let key = format!("{family} {number}");
+    if links
+        .iter()
+        .any(|(k, role)| *role == DocRole::Is && *k == key)
+    {
+        return Vec::new();
+    }
+    vec![key]
 }
 
 use epigraph_schemas::graph::RETIRED_STATUSES;

@@ -772,7 +772,12 @@ fn source_node(source: &SourceVersion) -> SourceNode {
 
 /// What the header block of a numbered document says about itself and its neighbours.
 fn doc_links(source: &SourceVersion, node_id: &str) -> Vec<DocLink> {
-    doclinks::header_links(&source.body)
+    let mut links = doclinks::header_links(&source.body);
+    // Its folder's number names it too (`2043-…` whose header says `KEP: 1884`).
+    for key in doclinks::path_keys(&source.source_id, &links) {
+        links.push((key, doclinks::DocRole::Is));
+    }
+    links
         .into_iter()
         .map(|(key, role)| DocLink {
             tenant: source.tenant.clone(),

@@ -180,6 +180,20 @@ pub struct CitationsSpec {
     pub min_shared: usize,
     /// The edges, each with the cues that draw it.
     pub edge: Vec<CitationEdgeSpec>,
+    /// The edge a reference without any cue draws to an earlier document of its family.
+    #[serde(default)]
+    pub uncued: Option<UncuedSpec>,
+}
+
+/// `[epistemics.citations.uncued]`: a statement that names another document without saying how
+/// it relates ("In #2232 we added a new flag …") draws `edge` to it when the cited document is
+/// earlier than the citing one (a lower number of the same family). A later document cited
+/// without a cue ("a separate KEP, #4438, will enable …") draws nothing.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct UncuedSpec {
+    /// The relationship type (an edge of `edges.toml`), usually `BASED_ON`.
+    pub edge: String,
 }
 
 /// `[[epistemics.citations.edge]]`.

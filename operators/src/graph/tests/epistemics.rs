@@ -12,7 +12,7 @@ use crate::resolve::Verdict;
 
 const DAY: i64 = 86_400_000;
 
-fn source(id: &str, kind: SourceKind, day: i64, body: &str) -> SourceVersion {
+pub(super) fn source(id: &str, kind: SourceKind, day: i64, body: &str) -> SourceVersion {
     let mut s = SourceVersion::new("t", id, kind, body);
     s.occurred_at = Some(day * DAY);
     s.recorded_at = Some(day * DAY + 1_000);
@@ -69,7 +69,7 @@ fn rounds(rounds: Vec<Round>) -> Vec<Vec<GraphElement>> {
     out
 }
 
-fn graph(sources: Vec<SourceVersion>, verdicts: Vec<Verdict>) -> Vec<GraphElement> {
+pub(super) fn graph(sources: Vec<SourceVersion>, verdicts: Vec<Verdict>) -> Vec<GraphElement> {
     rounds(vec![(ones(sources), ones(verdicts))]).pop().unwrap()
 }
 
@@ -77,7 +77,7 @@ fn ones<X>(items: Vec<X>) -> Vec<(X, isize)> {
     items.into_iter().map(|x| (x, 1)).collect()
 }
 
-fn memories(elements: &[GraphElement]) -> BTreeMap<String, MemoryObject> {
+pub(super) fn memories(elements: &[GraphElement]) -> BTreeMap<String, MemoryObject> {
     elements
         .iter()
         .filter_map(|e| match e {
@@ -126,7 +126,10 @@ fn claims_of<'a>(elements: &'a [GraphElement], text: &str) -> Vec<&'a crate::mod
         .collect()
 }
 
-fn relation<'a>(elements: &'a [GraphElement], rel_type: &str) -> Vec<&'a crate::model::Relation> {
+pub(super) fn relation<'a>(
+    elements: &'a [GraphElement],
+    rel_type: &str,
+) -> Vec<&'a crate::model::Relation> {
     elements
         .iter()
         .filter_map(|e| match e {

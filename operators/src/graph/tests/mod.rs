@@ -1,6 +1,7 @@
 //! Tests of the whole dataflow: extraction aggregated across sources, identities and
 //! judgements, run incrementally.
 
+mod citations;
 mod epistemics;
 mod extraction;
 mod reviews;
