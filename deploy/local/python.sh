@@ -13,7 +13,8 @@ set -euo pipefail
 # openapi-spec-validator (checks the query service's OpenAPI document); numpy, safetensors and
 # tokenizers for the NumPy reference of the embedder (eval/embedder/reference.py); scikit-learn
 # (pulls scipy) to train the learned typer (eval/extraction/train_typer.py). numpy stays at
-# 2.4.x: 2.5 needs Python >= 3.12 and Debian 12 has 3.11.
+# 2.4.x: 2.5 needs Python >= 3.12 and Debian 12 has 3.11. radicale is the real CalDAV server the
+# calendar-follow test (tests/tests/caldav.rs) starts.
 PACKAGES=(
   "bm25s==0.3.16"
   "PyStemmer==3.1.0"
@@ -22,6 +23,7 @@ PACKAGES=(
   "safetensors==0.8.0"
   "tokenizers==0.23.3"
   "scikit-learn==1.9.1"
+  "radicale==3.9.0"
 )
 
 py_log() { printf '[python] %s\n' "$*" >&2; }
@@ -40,7 +42,7 @@ stamp="$venv/.epigraph-packages"
 want="$(printf '%s\n' "${PACKAGES[@]}")"
 
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
-  "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator, numpy, safetensors, tokenizers, sklearn' >/dev/null 2>&1; then
+  "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator, numpy, safetensors, tokenizers, sklearn, radicale' >/dev/null 2>&1; then
   echo "$venv/bin/python"
   exit 0
 fi
