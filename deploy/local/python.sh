@@ -12,9 +12,11 @@ set -euo pipefail
 # Pinned: bm25s (BM25 baseline, pulls numpy and scipy), PyStemmer (its English stemmer) and
 # openapi-spec-validator (checks the query service's OpenAPI document); numpy, safetensors and
 # tokenizers for the NumPy reference of the embedder (eval/embedder/reference.py); scikit-learn
-# (pulls scipy) to train the learned typer (eval/extraction/train_typer.py). numpy stays at
-# 2.4.x: 2.5 needs Python >= 3.12 and Debian 12 has 3.11. radicale is the real CalDAV server the
-# calendar-follow test (tests/tests/caldav.rs) starts.
+# (pulls scipy) to train the learned typer (eval/extraction/train_typer.py); kubernetes-validate
+# (bundles the Kubernetes JSON schemas, so it checks deploy/k8s/ offline:
+# tests/tests/deploy_manifests.rs). numpy stays at 2.4.x: 2.5 needs Python >= 3.12 and Debian 12
+# has 3.11. radicale is the real CalDAV server the calendar-follow test (tests/tests/caldav.rs)
+# starts.
 PACKAGES=(
   "bm25s==0.3.16"
   "PyStemmer==3.1.0"
@@ -24,6 +26,7 @@ PACKAGES=(
   "tokenizers==0.23.3"
   "scikit-learn==1.9.1"
   "radicale==3.9.0"
+  "kubernetes-validate==1.37.0"
 )
 
 py_log() { printf '[python] %s\n' "$*" >&2; }
@@ -42,7 +45,7 @@ stamp="$venv/.epigraph-packages"
 want="$(printf '%s\n' "${PACKAGES[@]}")"
 
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
-  "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator, numpy, safetensors, tokenizers, sklearn, radicale' >/dev/null 2>&1; then
+  "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator, numpy, safetensors, tokenizers, sklearn, radicale, kubernetes_validate' >/dev/null 2>&1; then
   echo "$venv/bin/python"
   exit 0
 fi
