@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use epigraph_sinks::embed::EmbedConfig;
 use epigraph_sinks::lance::LanceConfig;
 use epigraph_sinks::neo4j::Neo4jConfig;
+use epigraph_sources::caldav::CaldavConfig;
 use epigraph_sources::docs::DocsConfig;
 use epigraph_sources::ics::IcsConfig;
 use epigraph_sources::kafka::KafkaConfig;
@@ -38,6 +39,8 @@ pub struct EpigraphConfig {
     pub mail: MailConfig,
     /// Calendar source (.ics).
     pub ics: IcsConfig,
+    /// Calendar server source (CalDAV); calendars are read with the `[ics]` settings.
+    pub caldav: CaldavConfig,
     /// `epigraph run`.
     pub run: RunConfig,
     /// The ontology: kinds, relations, epistemic types, edges, authority.
@@ -376,14 +379,19 @@ impl EpigraphConfig {
         }
         let env = Env::prefixed("EPIGRAPH_")
             .filter(|key| key.as_str().contains("__") || key == "state_dir")
-            .ignore(&["neo4j__password"])
+            .ignore(&["neo4j__password", "caldav__password"])
             .split("__");
         figment = figment.merge(env);
         // The password is taken verbatim: the provider above would read `12345678` as a number
         // (refused, and printed in the error) and `0123` as 123.
-        if let Some(password) = std::env::var_os("EPIGRAPH_NEO4J__PASSWORD") {
-            let password = password.to_string_lossy().into_owned();
-            figment = figment.merge(Serialized::default("neo4j.password", password));
+        for (var, key) in [
+            ("EPIGRAPH_NEO4J__PASSWORD", "neo4j.password"),
+            ("EPIGRAPH_CALDAV__PASSWORD", "caldav.password"),
+        ] {
+            if let Some(password) = std::env::var_os(var) {
+                let password = password.to_string_lossy().into_owned();
+                figment = figment.merge(Serialized::default(key, password));
+            }
         }
         figment
             .extract()

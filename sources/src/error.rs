@@ -34,6 +34,9 @@ pub enum SourceError {
     /// The schema registry (`[kafka.schema_registry]`) could not be used.
     #[error(transparent)]
     Registry(#[from] crate::kafka::RegistryError),
+    /// A CalDAV server could not be used.
+    #[error(transparent)]
+    Caldav(#[from] crate::caldav::CaldavError),
 }
 
 impl SourceError {
@@ -45,6 +48,11 @@ impl SourceError {
             SourceError::Codec(_) => Fault::Internal,
             SourceError::Registry(error) if error.is_user_error() => Fault::UserInput,
             SourceError::Registry(_) => Fault::ExternalService,
+            SourceError::Caldav(error) if error.retryable() => Fault::ExternalService,
+            SourceError::Caldav(crate::caldav::CaldavError::Multistatus { .. }) => {
+                Fault::ExternalService
+            }
+            SourceError::Caldav(_) => Fault::UserInput,
         }
     }
 

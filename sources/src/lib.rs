@@ -12,12 +12,15 @@
 //!   stripping, threads and attachment metadata.
 //! - [`ics`]: the calendar source (iCalendar files): recurrences expanded in a window, overrides,
 //!   cancellations as tombstones, organizer and attendees.
+//! - [`caldav`]: the CalDAV source: follows a calendar collection on a server (sync tokens,
+//!   only changes fetched), read with the iCalendar reader; removed objects become tombstones.
 //! - [`beir`]: the BEIR corpus source (`corpus.jsonl`), for the retrieval evaluation.
 //! - [`slack`]: the Slack source (an unzipped workspace export: one event per message).
 //! - [`scan`]: what one pass over a source yields (events and dead letters).
 //! - [`error`]: the typed error shared by all of them, which says whose fault a failure is.
 
 pub mod beir;
+pub mod caldav;
 pub mod docs;
 pub mod error;
 pub(crate) mod html;

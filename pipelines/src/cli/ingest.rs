@@ -77,6 +77,27 @@ pub enum IngestSource {
         #[arg(long)]
         window_end: Option<String>,
     },
+    /// A calendar collection on a CalDAV server (e.g. `https://cal.example/dav/alice/work/`):
+    /// only what changed since the last sync is fetched (sync tokens), each object is read
+    /// like an `.ics` file (`[ics]` window), removed objects become tombstones. Credentials:
+    /// `[caldav] username` and `EPIGRAPH_CALDAV__PASSWORD`.
+    Caldav {
+        /// The calendar collection's URL.
+        url: String,
+        /// Tenant the calendar belongs to.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+        /// Keep following: sync every `caldav.poll_interval_ms` until interrupted (Ctrl-C); a
+        /// server that cannot be reached is retried with backoff.
+        #[arg(long)]
+        follow: bool,
+        /// Expand recurrences from this date (YYYY-MM-DD), overriding `ics.window_start`.
+        #[arg(long)]
+        window_start: Option<String>,
+        /// … up to this date (YYYY-MM-DD, exclusive), overriding `ics.window_end`.
+        #[arg(long)]
+        window_end: Option<String>,
+    },
     /// A file of webhook events, one JSON object per line (as `epigraph gen` writes them):
     /// each line is validated like a `POST /v1/ingest` body; bad lines are dead-lettered with
     /// `file:line`.
@@ -158,6 +179,18 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
             let now = epigraph_schemas::now_millis();
             let scan = epigraph_sources::ics::read_ics(&path, &tenant, &ics, max, now)?;
             publish_scan(config, "ics", &path, &tenant, scan).await
+        }
+        IngestSource::Caldav {
+            url,
+            tenant,
+            follow,
+            window_start,
+            window_end,
+        } => {
+            let mut ics = config.ics.clone();
+            ics.window_start = window_start.or(ics.window_start);
+            ics.window_end = window_end.or(ics.window_end);
+            super::caldav::follow_calendar(config, &ics, &url, &tenant, follow).await
         }
         IngestSource::Events { file, tenant } => {
             super::events::ingest_events(config, &file, &tenant).await

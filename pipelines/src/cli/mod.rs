@@ -1,5 +1,6 @@
 //! The subcommands.
 
+mod caldav;
 pub mod dlq;
 mod events;
 mod feedback;

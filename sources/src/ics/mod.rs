@@ -32,6 +32,7 @@ pub mod time;
 
 pub use config::IcsConfig;
 pub use event::{Attendee, CalendarEvent};
+pub(crate) use source::window;
 pub use source::{parse_calendar, read_ics};
 
 #[cfg(test)]

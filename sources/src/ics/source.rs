@@ -89,7 +89,7 @@ pub fn read_ics(
 }
 
 /// The expansion window `[start, end)` in ms.
-fn window(config: &IcsConfig, now: i64) -> Result<(i64, i64), SourceError> {
+pub(crate) fn window(config: &IcsConfig, now: i64) -> Result<(i64, i64), SourceError> {
     let absolute = |value: &Option<String>, name: &str| -> Result<Option<i64>, SourceError> {
         value
             .as_deref()

@@ -1,0 +1,109 @@
+//! `epigraph ingest caldav <url> [--follow]`: sync a calendar collection, publish what changed,
+//! save the sync state once Kafka acknowledged it.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use epigraph_sources::caldav::{CaldavState, DavClient, sync_calendar};
+use epigraph_sources::ics::IcsConfig;
+
+use crate::config::EpigraphConfig;
+use crate::publish::publish;
+
+/// One sync, or (`follow`) a sync every `caldav.poll_interval_ms` until Ctrl-C. While
+/// following, a server or broker that cannot be reached is retried after 1 s, doubling up to
+/// `caldav.max_backoff_ms`, and logged each time (never with the credentials); errors that a
+/// retry cannot fix (refused credentials, a URL that is not a calendar) stop the command.
+pub async fn follow_calendar(
+    config: &EpigraphConfig,
+    ics: &IcsConfig,
+    url: &str,
+    tenant: &str,
+    follow: bool,
+) -> Result<()> {
+    let client = DavClient::new(url, &config.caldav)?;
+    let collection = client.collection().to_string();
+    let mut backoff = Duration::from_secs(1);
+    let mut first = true;
+    loop {
+        let wait = match sync_once(config, ics, &client, &collection, tenant, first).await {
+            Ok(()) => {
+                first = false;
+                backoff = Duration::from_secs(1);
+                Duration::from_millis(config.caldav.poll_interval_ms)
+            }
+            Err(error) if follow && retryable(&error) => {
+                tracing::warn!(collection = %collection, retry_in_ms = backoff.as_millis() as u64, "calendar sync failed: {error:#}");
+                let wait = backoff;
+                backoff = (backoff * 2).min(Duration::from_millis(
+                    config.caldav.max_backoff_ms.max(1000),
+                ));
+                wait
+            }
+            Err(error) => return Err(error),
+        };
+        if !follow {
+            return Ok(());
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        }
+    }
+}
+
+async fn sync_once(
+    config: &EpigraphConfig,
+    ics: &IcsConfig,
+    client: &DavClient,
+    collection: &str,
+    tenant: &str,
+    always_report: bool,
+) -> Result<()> {
+    let state_dir = config.state_dir();
+    let state = CaldavState::load(&state_dir, tenant, collection)?;
+    let now = epigraph_schemas::now_millis();
+    let sync = sync_calendar(client, &state, ics, config.kafka.dead_letter_max_bytes, now).await?;
+    let tombstones = sync
+        .scan
+        .events
+        .iter()
+        .filter(|e| e.op == epigraph_schemas::Op::Delete)
+        .count();
+    let dead = sync.scan.dead_letters.len();
+    let changed = !sync.scan.events.is_empty() || dead > 0;
+    let report = if changed {
+        Some(publish(config, sync.scan).await?)
+    } else {
+        None
+    };
+    // Saved only after every event was acknowledged: a failed publish fetches again.
+    if sync.next != state {
+        sync.next.save(&state_dir)?;
+    }
+    if always_report || changed {
+        let published = report.as_ref().map_or(0, |r| r.published);
+        let summary = serde_json::json!({
+            "source": "caldav",
+            "tenant": tenant,
+            "collection": collection,
+            "full_sync": sync.full,
+            "fetched": sync.fetched,
+            "removed": sync.removed,
+            "published": published - tombstones.min(published),
+            "tombstoned": tombstones,
+            "dead_lettered": dead + report.as_ref().map_or(0, |r| r.dead_lettered),
+        });
+        println!("{summary}");
+    }
+    Ok(())
+}
+
+/// Whether waiting may help: the calendar server or Kafka is down, not a refused password.
+fn retryable(error: &anyhow::Error) -> bool {
+    match error.downcast_ref::<epigraph_sources::SourceError>() {
+        Some(source) => source.retryable(),
+        // Publishing failures (the broker) come wrapped in context.
+        None => true,
+    }
+}

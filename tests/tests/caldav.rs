@@ -1,0 +1,359 @@
+//! `epigraph ingest caldav`: a real CalDAV server (Radicale, from the venv that
+//! deploy/local/python.sh makes) followed through sync tokens — first sync, nothing twice, an
+//! edit, a removed object tombstoned, refused credentials, the server lost and found again while
+//! following — and the events through `run` into Neo4j.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use epigraph_schemas::{Op, SourceKind, decode_event};
+use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
+use epigraph_tests::{TestEnv, last_json_line, neo4j, neo4j_count, serial, unique_tenant};
+
+const USER: &str = "alice";
+const PASSWORD: &str = "pw-caldav-7Qx";
+
+/// A Radicale server on a free port with one user; killed when dropped.
+struct Radicale {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Radicale {
+    fn start(dir: tempfile::TempDir, port: u16) -> Self {
+        let radicale = epigraph_sinks::embed::default_home().join("venv/bin/radicale");
+        assert!(
+            radicale.exists(),
+            "{} is missing: run deploy/local/python.sh",
+            radicale.display()
+        );
+        std::fs::write(dir.path().join("users"), format!("{USER}:{PASSWORD}\n")).unwrap();
+        let child = Command::new(radicale)
+            .args(["--server-hosts", &format!("127.0.0.1:{port}")])
+            .args(["--storage-filesystem-folder"])
+            .arg(dir.path().join("collections"))
+            .args([
+                "--auth-type",
+                "htpasswd",
+                "--auth-htpasswd-encryption",
+                "plain",
+            ])
+            .arg("--auth-htpasswd-filename")
+            .arg(dir.path().join("users"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting radicale");
+        let server = Radicale { child, port, dir };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "radicale did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+
+    fn collection(&self) -> String {
+        format!("http://127.0.0.1:{}/{USER}/work/", self.port)
+    }
+
+    fn stop(mut self) -> (tempfile::TempDir, u16) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let port = self.port;
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        (dir, port)
+    }
+}
+
+impl Drop for Radicale {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A WebDAV request as alice (blocking, off the async workers).
+fn dav(method: &str, url: &str, body: Option<String>) -> u16 {
+    tokio::task::block_in_place(|| dav_blocking(method, url, body))
+}
+
+fn dav_blocking(method: &str, url: &str, body: Option<String>) -> u16 {
+    let client = reqwest::blocking::Client::new();
+    let mut request = client
+        .request(reqwest::Method::from_bytes(method.as_bytes()).unwrap(), url)
+        .basic_auth(USER, Some(PASSWORD));
+    if let Some(body) = body {
+        request = request
+            .header("Content-Type", "text/calendar; charset=utf-8")
+            .body(body);
+    }
+    request.send().expect("radicale answers").status().as_u16()
+}
+
+fn vevent(uid: &str, start: &str, summary: &str, description: &str, extra: &str) -> String {
+    format!(
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//epigraph tests//EN\r\nBEGIN:VEVENT\r\n\
+         UID:{uid}\r\nDTSTAMP:20261201T000000Z\r\nDTSTART:{start}\r\nDURATION:PT1H\r\n\
+         SUMMARY:{summary}\r\nDESCRIPTION:{description}\r\n\
+         ORGANIZER;CN=Maria Lopez:mailto:maria@acme.example\r\n{extra}END:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+}
+
+/// `(source_id, op, body)` of every calendar event of the tenant on the topic so far.
+async fn calendar_events(env: &TestEnv) -> Vec<(String, Op, String)> {
+    let config = KafkaConfig {
+        group_id: unique_tenant("tests-caldav"),
+        ..env.kafka.clone()
+    };
+    let consumer =
+        EventConsumer::from_beginning(&config, &[config.events_topic(SourceKind::Calendar)])
+            .expect("consumer");
+    let mut out = Vec::new();
+    while let Polled::Message(message) = consumer.poll(Duration::from_secs(3)).await.expect("poll")
+    {
+        if let Some(payload) = message.payload.as_deref()
+            && let Ok(event) = decode_event(payload)
+            && event.tenant == env.tenant
+        {
+            out.push((event.source_id, event.op, event.body));
+        }
+    }
+    out
+}
+
+fn ingest_caldav(env: &TestEnv, url: &str, password: &str) -> std::process::Output {
+    env.command(&[
+        "ingest",
+        "caldav",
+        url,
+        "--tenant",
+        &env.tenant,
+        "--window-start",
+        "2026-01-01",
+        "--window-end",
+        "2028-01-01",
+    ])
+    .env("EPIGRAPH_CALDAV__USERNAME", USER)
+    .env("EPIGRAPH_CALDAV__PASSWORD", password)
+    .output()
+    .expect("spawning epigraph")
+}
+
+fn synced(env: &TestEnv, url: &str) -> serde_json::Value {
+    let output = ingest_caldav(env, url, PASSWORD);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        !stdout.contains(PASSWORD) && !stderr.contains(PASSWORD),
+        "the password leaked: {stdout}\n{stderr}"
+    );
+    last_json_line(&stdout)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_outages() {
+    let _serial = serial().await;
+    let env = TestEnv::new("e2e-caldav");
+    let server = Radicale::start(tempfile::tempdir().unwrap(), free_port());
+    let url = server.collection();
+    assert_eq!(dav("MKCALENDAR", &url, None), 201);
+    let budget = format!("{url}budget.ics");
+    let weekly = format!("{url}weekly.ics");
+    assert_eq!(
+        dav(
+            "PUT",
+            &budget,
+            Some(vevent(
+                "budget-1",
+                "20260303T090000Z",
+                "Budget review",
+                "We decided to cut the cloud budget by 10%.",
+                ""
+            ))
+        ),
+        201
+    );
+    assert_eq!(
+        dav(
+            "PUT",
+            &weekly,
+            Some(vevent(
+                "sync-1",
+                "20260105T090000Z",
+                "Atlas sync",
+                "Weekly status of the Atlas launch.",
+                "RRULE:FREQ=WEEKLY;COUNT=3\r\n"
+            ))
+        ),
+        201
+    );
+
+    // First sync: the whole collection, one event per occurrence.
+    let first = synced(&env, &url);
+    assert_eq!(first["full_sync"], true, "{first}");
+    assert_eq!(first["fetched"], 2, "{first}");
+    assert_eq!(first["published"], 4, "{first}");
+    // Nothing changed: nothing fetched, nothing published, and the token was used.
+    let again = synced(&env, &url);
+    assert_eq!(
+        (&again["full_sync"], &again["fetched"], &again["published"]),
+        (&false.into(), &0.into(), &0.into()),
+        "{again}"
+    );
+
+    // An edit and a removal reach the topic: one new version, three tombstones.
+    assert_eq!(
+        dav(
+            "PUT",
+            &budget,
+            Some(vevent(
+                "budget-1",
+                "20260303T090000Z",
+                "Budget review",
+                "We decided to cut the cloud budget by 15%.",
+                ""
+            ))
+        ),
+        204,
+        "an existing object is replaced"
+    );
+    assert_eq!(dav("DELETE", &weekly, None), 200);
+    let third = synced(&env, &url);
+    assert_eq!(
+        (
+            &third["fetched"],
+            &third["removed"],
+            &third["published"],
+            &third["tombstoned"]
+        ),
+        (&1.into(), &1.into(), &1.into(), &3.into()),
+        "{third}"
+    );
+    let events = calendar_events(&env).await;
+    let budget_bodies: Vec<&str> = events
+        .iter()
+        .filter(|e| e.0 == "ics/budget-1")
+        .map(|e| e.2.as_str())
+        .collect();
+    assert_eq!(budget_bodies.len(), 2, "{events:#?}");
+    assert!(budget_bodies[1].contains("15%"), "{events:#?}");
+    let tombstones: Vec<&str> = events
+        .iter()
+        .filter(|e| e.1 == Op::Delete)
+        .map(|e| e.0.as_str())
+        .collect();
+    assert_eq!(tombstones.len(), 3, "{events:#?}");
+    assert!(
+        tombstones.iter().all(|id| id.starts_with("ics/sync-1/")),
+        "{tombstones:?}"
+    );
+
+    // Refused credentials: a clear error, a failing exit, never the password.
+    let refused = ingest_caldav(&env, &url, "not-the-password");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("refused access"), "{stderr}");
+    assert!(!stderr.contains("not-the-password"), "{stderr}");
+
+    // Following: a new event appears; the server goes away and comes back; the next one too.
+    let mut follower = env
+        .command(&[
+            "ingest",
+            "caldav",
+            &url,
+            "--tenant",
+            &env.tenant,
+            "--follow",
+        ])
+        .env("EPIGRAPH_CALDAV__USERNAME", USER)
+        .env("EPIGRAPH_CALDAV__PASSWORD", PASSWORD)
+        .env("EPIGRAPH_CALDAV__POLL_INTERVAL_MS", "300")
+        .env("EPIGRAPH_CALDAV__MAX_BACKOFF_MS", "2000")
+        .env("EPIGRAPH_ICS__WINDOW_START", "2026-01-01")
+        .env("EPIGRAPH_ICS__WINDOW_END", "2028-01-01")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawning the follower");
+    let wait_for = |id: &'static str| {
+        let env = &env;
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let events = calendar_events(env).await;
+                if events.iter().any(|e| e.0 == id) {
+                    return events;
+                }
+                assert!(Instant::now() < deadline, "{id} never arrived: {events:#?}");
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        }
+    };
+    let offsite = vevent(
+        "offsite-1",
+        "20260410T080000Z",
+        "Offsite planning",
+        "Open question: who books the venue?",
+        "",
+    );
+    assert_eq!(dav("PUT", &format!("{url}offsite.ics"), Some(offsite)), 201);
+    wait_for("ics/offsite-1").await;
+    let (dir, port) = server.stop();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let server = Radicale::start(dir, port);
+    let hiring = vevent(
+        "hiring-1",
+        "20260412T080000Z",
+        "Hiring committee",
+        "We decided to hire two engineers.",
+        "",
+    );
+    assert_eq!(dav("PUT", &format!("{url}hiring.ics"), Some(hiring)), 201);
+    let events = wait_for("ics/hiring-1").await;
+    let _ = follower.kill();
+    let output = follower.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        log.contains("calendar sync failed"),
+        "the outage is logged: {log}"
+    );
+    assert!(!log.contains(PASSWORD), "{log}");
+    assert_eq!(
+        events.iter().filter(|e| e.0 == "ics/offsite-1").count(),
+        1,
+        "published once across the outage: {events:#?}"
+    );
+    drop(server);
+
+    // Through the pipeline: the live calendar items are sources in the graph.
+    let config_file = env.dir.path().join("no-embed.toml");
+    std::fs::write(&config_file, "[lancedb]\nembed = false\n").unwrap();
+    env.epigraph(&[
+        "--config",
+        config_file.to_str().unwrap(),
+        "run",
+        "--until-idle",
+    ]);
+    let sources = neo4j_count(
+        &neo4j(),
+        "MATCH (s:Source:Calendar {tenant: $tenant}) RETURN count(s) AS n",
+        &env.tenant,
+    )
+    .await;
+    assert_eq!(
+        sources, 3,
+        "budget, offsite and hiring; the weekly sync was removed"
+    );
+}
