@@ -66,6 +66,15 @@ epigraph_browser_setup() {
   setup_log "$(command -v chromium || command -v chromium-browser), node $(node --version), playwright-core $(node -p "require('$repo/tests/browser/node_modules/playwright-core/package.json').version")"
 }
 
+# Dovecot, the real IMAP server of tests/tests/imap.rs (which starts its own on a free loopback
+# port with a throwaway mailbox; the Debian package's own service is never started here).
+epigraph_imap_setup() {
+  if [ ! -x /usr/sbin/dovecot ] && ! command -v dovecot >/dev/null 2>&1; then
+    need_root_apt dovecot-imapd </dev/null || { setup_log "could not install dovecot-imapd (the IMAP test needs it)"; return 1; }
+  fi
+  setup_log "$(/usr/sbin/dovecot --version 2>/dev/null || dovecot --version) (dovecot-imapd)"
+}
+
 # Apicurio Registry (Confluent-compatible API at /apis/ccompat/v7), the schema registry that
 # deploy/local/services.sh runs for `[kafka.schema_registry]` and tests/tests/schema_registry.rs.
 # Maven Central has the application jar but no runnable build of it, so deploy/local/apicurio/pom.xml

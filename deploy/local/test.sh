@@ -13,6 +13,8 @@ source "$here/setup.sh"
 epigraph_setup
 # Headless chromium and playwright-core: the workspace's browser test runs, never skips, here.
 epigraph_browser_setup
+# Dovecot (Debian's dovecot-imapd): the IMAP follow test runs, never skips, here.
+epigraph_imap_setup
 # The Python venv with openapi-spec-validator (the query-service test validates /openapi.json).
 "$here/python.sh" >/dev/null
 # The hand-labelled real-text sets: ids, fields, verbatim texts, disjoint sources (stdlib only).

@@ -12,6 +12,7 @@ use epigraph_sinks::neo4j::Neo4jConfig;
 use epigraph_sources::caldav::CaldavConfig;
 use epigraph_sources::docs::DocsConfig;
 use epigraph_sources::ics::IcsConfig;
+use epigraph_sources::imap::ImapConfig;
 use epigraph_sources::kafka::KafkaConfig;
 use epigraph_sources::mail::MailConfig;
 use epigraph_sources::slack::SlackConfig;
@@ -41,6 +42,8 @@ pub struct EpigraphConfig {
     pub ics: IcsConfig,
     /// Calendar server source (CalDAV); calendars are read with the `[ics]` settings.
     pub caldav: CaldavConfig,
+    /// Mail server source (IMAP); messages are read with the `[mail]` settings.
+    pub imap: ImapConfig,
     /// `epigraph run`.
     pub run: RunConfig,
     /// The ontology: kinds, relations, epistemic types, edges, authority.
@@ -379,7 +382,7 @@ impl EpigraphConfig {
         }
         let env = Env::prefixed("EPIGRAPH_")
             .filter(|key| key.as_str().contains("__") || key == "state_dir")
-            .ignore(&["neo4j__password", "caldav__password"])
+            .ignore(&["neo4j__password", "caldav__password", "imap__password"])
             .split("__");
         figment = figment.merge(env);
         // The password is taken verbatim: the provider above would read `12345678` as a number
@@ -387,6 +390,7 @@ impl EpigraphConfig {
         for (var, key) in [
             ("EPIGRAPH_NEO4J__PASSWORD", "neo4j.password"),
             ("EPIGRAPH_CALDAV__PASSWORD", "caldav.password"),
+            ("EPIGRAPH_IMAP__PASSWORD", "imap.password"),
         ] {
             if let Some(password) = std::env::var_os(var) {
                 let password = password.to_string_lossy().into_owned();

@@ -37,6 +37,9 @@ pub enum SourceError {
     /// A CalDAV server could not be used.
     #[error(transparent)]
     Caldav(#[from] crate::caldav::CaldavError),
+    /// An IMAP server could not be used.
+    #[error(transparent)]
+    Imap(#[from] crate::imap::ImapError),
 }
 
 impl SourceError {
@@ -53,6 +56,8 @@ impl SourceError {
                 Fault::ExternalService
             }
             SourceError::Caldav(_) => Fault::UserInput,
+            SourceError::Imap(error) if error.retryable() => Fault::ExternalService,
+            SourceError::Imap(_) => Fault::UserInput,
         }
     }
 

@@ -14,6 +14,8 @@
 //!   cancellations as tombstones, organizer and attendees.
 //! - [`caldav`]: the CalDAV source: follows a calendar collection on a server (sync tokens,
 //!   only changes fetched), read with the iCalendar reader; removed objects become tombstones.
+//! - [`imap`]: the IMAP source: follows mailboxes on a mail server (UIDVALIDITY/UID bookkeeping,
+//!   each message read once with the mail parser); expunged messages become tombstones.
 //! - [`beir`]: the BEIR corpus source (`corpus.jsonl`), for the retrieval evaluation.
 //! - [`slack`]: the Slack source (an unzipped workspace export: one event per message).
 //! - [`scan`]: what one pass over a source yields (events and dead letters).
@@ -25,6 +27,7 @@ pub mod docs;
 pub mod error;
 pub(crate) mod html;
 pub mod ics;
+pub mod imap;
 pub mod kafka;
 pub mod mail;
 pub mod scan;

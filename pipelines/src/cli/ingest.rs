@@ -98,6 +98,22 @@ pub enum IngestSource {
         #[arg(long)]
         window_end: Option<String>,
     },
+    /// Mailboxes on an IMAP server (`[imap] host`, `mailboxes`): each message is read once
+    /// (UIDVALIDITY/UID state) like an `.eml` file; expunged messages become tombstones, moves
+    /// between followed mailboxes stay live. Credentials: `[imap] username` and
+    /// `EPIGRAPH_IMAP__PASSWORD`.
+    Imap {
+        /// Tenant the mail belongs to.
+        #[arg(long, default_value = "default")]
+        tenant: String,
+        /// Follow this mailbox (repeatable), replacing `imap.mailboxes`.
+        #[arg(long = "mailbox")]
+        mailboxes: Vec<String>,
+        /// Keep following: sync every `imap.poll_interval_ms` until interrupted (Ctrl-C); a
+        /// server that cannot be reached is retried with backoff.
+        #[arg(long)]
+        follow: bool,
+    },
     /// A file of webhook events, one JSON object per line (as `epigraph gen` writes them):
     /// each line is validated like a `POST /v1/ingest` body; bad lines are dead-lettered with
     /// `file:line`.
@@ -191,6 +207,17 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
             ics.window_start = window_start.or(ics.window_start);
             ics.window_end = window_end.or(ics.window_end);
             super::caldav::follow_calendar(config, &ics, &url, &tenant, follow).await
+        }
+        IngestSource::Imap {
+            tenant,
+            mailboxes,
+            follow,
+        } => {
+            let mut imap = config.imap.clone();
+            if !mailboxes.is_empty() {
+                imap.mailboxes = mailboxes;
+            }
+            super::imap::follow_mailboxes(config, &imap, &tenant, follow).await
         }
         IngestSource::Events { file, tenant } => {
             super::events::ingest_events(config, &file, &tenant).await

@@ -5,6 +5,7 @@ pub mod dlq;
 mod events;
 mod feedback;
 mod generate;
+mod imap;
 pub(crate) mod ingest;
 
 use std::path::PathBuf;

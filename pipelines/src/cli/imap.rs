@@ -1,0 +1,118 @@
+//! `epigraph ingest imap [--mailbox X]... [--follow]`: sync mailboxes on an IMAP server, publish
+//! new messages and tombstones, save the UID state once Kafka acknowledged it.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use epigraph_sources::imap::{ImapConfig, ImapSession, ImapState, sync_mailboxes};
+
+use crate::config::EpigraphConfig;
+use crate::publish::publish;
+
+/// One sync, or (`follow`) a sync every `imap.poll_interval_ms` until Ctrl-C. While following,
+/// a server or broker that cannot be reached is retried after 1 s, doubling up to
+/// `imap.max_backoff_ms`, and logged each time (never with the credentials); errors that a
+/// retry cannot fix (refused login, a mailbox that does not exist) stop the command.
+pub async fn follow_mailboxes(
+    config: &EpigraphConfig,
+    imap: &ImapConfig,
+    tenant: &str,
+    follow: bool,
+) -> Result<()> {
+    let mut backoff = Duration::from_secs(1);
+    let mut first = true;
+    loop {
+        let wait = match sync_once(config, imap, tenant, first).await {
+            Ok(()) => {
+                first = false;
+                backoff = Duration::from_secs(1);
+                Duration::from_millis(imap.poll_interval_ms)
+            }
+            Err(error) if follow && retryable(&error) => {
+                tracing::warn!(
+                    retry_in_ms = backoff.as_millis() as u64,
+                    "mailbox sync failed: {error:#}"
+                );
+                let wait = backoff;
+                backoff = (backoff * 2).min(Duration::from_millis(imap.max_backoff_ms.max(1000)));
+                wait
+            }
+            Err(error) => return Err(error),
+        };
+        if !follow {
+            return Ok(());
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        }
+    }
+}
+
+async fn sync_once(
+    config: &EpigraphConfig,
+    imap: &ImapConfig,
+    tenant: &str,
+    always_report: bool,
+) -> Result<()> {
+    let mut session = ImapSession::connect(imap).await?;
+    let server = session.server().to_string();
+    let username = imap.username.clone().unwrap_or_default();
+    let state_dir = config.state_dir();
+    let state = ImapState::load(&state_dir, tenant, &server, &username)?;
+    let now = epigraph_schemas::now_millis();
+    let sync = sync_mailboxes(
+        &mut session,
+        &state,
+        &imap.mailboxes,
+        &config.mail,
+        config.kafka.dead_letter_max_bytes,
+        now,
+    )
+    .await;
+    session.logout().await;
+    let sync = sync?;
+    let tombstones = sync
+        .scan
+        .events
+        .iter()
+        .filter(|e| e.op == epigraph_schemas::Op::Delete)
+        .count();
+    let dead = sync.scan.dead_letters.len();
+    let changed = !sync.scan.events.is_empty() || dead > 0;
+    let report = if changed {
+        Some(publish(config, sync.scan).await?)
+    } else {
+        None
+    };
+    // Saved only after every event was acknowledged: a failed publish reads again.
+    if sync.next != state {
+        sync.next.save(&state_dir)?;
+    }
+    if always_report || changed || sync.fetched > 0 || sync.removed > 0 {
+        let published = report.as_ref().map_or(0, |r| r.published);
+        let summary = serde_json::json!({
+            "source": "imap",
+            "tenant": tenant,
+            "server": server,
+            "mailboxes": imap.mailboxes,
+            "resynced": sync.resynced,
+            "fetched": sync.fetched,
+            "removed": sync.removed,
+            "published": published - tombstones.min(published),
+            "tombstoned": tombstones,
+            "dead_lettered": dead + report.as_ref().map_or(0, |r| r.dead_lettered),
+        });
+        println!("{summary}");
+    }
+    Ok(())
+}
+
+/// Whether waiting may help: the mail server or Kafka is down, not a refused password.
+fn retryable(error: &anyhow::Error) -> bool {
+    match error.downcast_ref::<epigraph_sources::SourceError>() {
+        Some(source) => source.retryable(),
+        // Publishing failures (the broker) come wrapped in context.
+        None => true,
+    }
+}

@@ -1,0 +1,396 @@
+//! `epigraph ingest imap`: a real IMAP server (Dovecot, installed from Debian's packages by
+//! deploy/local/setup.sh's epigraph_imap_setup) with a throwaway mailbox, followed by UID — first
+//! sync, nothing twice, a new message, an expunged one tombstoned, one moved to another followed
+//! mailbox kept live and not republished, refused credentials, the server restarted while
+//! following — and the live messages through `run` into Neo4j.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use epigraph_schemas::{Op, SourceKind, decode_event};
+use epigraph_sources::imap::{ImapConfig, ImapSession, ImapTls};
+use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
+use epigraph_sources::mail::{MailConfig, parse_message};
+use epigraph_tests::{TestEnv, last_json_line, neo4j, neo4j_count, serial, unique_tenant};
+
+const USER: &str = "alice";
+const PASSWORD: &str = "pw-imap-9Zr4";
+
+/// A Dovecot on a free loopback port, its configuration, users and maildirs in a temp dir;
+/// killed when dropped.
+struct Dovecot {
+    child: Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Dovecot {
+    fn start(dir: tempfile::TempDir, port: u16) -> Self {
+        let root = dir.path();
+        let binary = ["/usr/sbin/dovecot", "/usr/local/sbin/dovecot"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+            .expect("dovecot is missing: run deploy/local/test.sh (epigraph_imap_setup)");
+        let me = whoami();
+        // As root (CI), Dovecot refuses to run its login and mail processes as root: they run as
+        // the users the Debian package creates, and the maildirs belong to `dovecot`.
+        let (login_user, internal_user, mail_user) = if me == "root" {
+            ("dovenull", "dovecot", "dovecot")
+        } else {
+            (me.as_str(), me.as_str(), me.as_str())
+        };
+        let mail = root.join("mail");
+        std::fs::create_dir_all(&mail).unwrap();
+        if me == "root" {
+            let status = Command::new("chown")
+                .arg(format!("{mail_user}:{mail_user}"))
+                .arg(&mail)
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        std::fs::write(
+            root.join("users"),
+            format!("{USER}:{{PLAIN}}{PASSWORD}::::\n"),
+        )
+        .unwrap();
+        let r = root.display();
+        std::fs::write(
+            root.join("dovecot.conf"),
+            format!(
+                "protocols = imap\nlisten = 127.0.0.1\nbase_dir = {r}/run\nstate_dir = {r}/state\n\
+                 log_path = {r}/dovecot.log\nssl = no\ndisable_plaintext_auth = no\n\
+                 auth_mechanisms = plain login\nfirst_valid_uid = 1\ndefault_login_user = {login_user}\n\
+                 default_internal_user = {internal_user}\nmail_location = maildir:{r}/mail/%u\n\
+                 passdb {{\n  driver = passwd-file\n  args = scheme=PLAIN {r}/users\n}}\n\
+                 userdb {{\n  driver = static\n  args = uid={mail_user} gid={mail_user} home={r}/mail/%u\n}}\n\
+                 service imap-login {{\n  inet_listener imap {{\n    address = 127.0.0.1\n    port = {port}\n  }}\n\
+                 \x20 inet_listener imaps {{\n    port = 0\n  }}\n}}\n"
+            ),
+        )
+        .unwrap();
+        // The mail processes (not root) must reach the maildirs inside the temp dir.
+        let status = Command::new("chmod").arg("755").arg(root).status().unwrap();
+        assert!(status.success());
+        let child = Command::new(binary)
+            .arg("-F")
+            .arg("-c")
+            .arg(root.join("dovecot.conf"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting dovecot");
+        let server = Dovecot { child, port, dir };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "dovecot did not start: {}",
+                std::fs::read_to_string(server.dir.path().join("dovecot.log")).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        server
+    }
+
+    fn config(&self) -> ImapConfig {
+        ImapConfig {
+            host: Some("127.0.0.1".into()),
+            port: Some(self.port),
+            tls: ImapTls::None,
+            username: Some(USER.into()),
+            password: Some(PASSWORD.into()),
+            timeout_ms: 10_000,
+            ..ImapConfig::default()
+        }
+    }
+
+    fn stop(mut self) -> (tempfile::TempDir, u16) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let port = self.port;
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        (dir, port)
+    }
+}
+
+impl Drop for Dovecot {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn whoami() -> String {
+    let out = Command::new("id").arg("-un").output().expect("id -un");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn message(id: &str, subject: &str, body: &str) -> Vec<u8> {
+    format!(
+        "Message-ID: <{id}@acme.example>\r\nFrom: Maria Lopez <maria@acme.example>\r\n\
+         To: team@acme.example\r\nSubject: {subject}\r\nDate: Tue, 3 Mar 2026 09:00:00 +0000\r\n\r\n{body}\r\n"
+    )
+    .into_bytes()
+}
+
+/// An administrator's session on the server (appends, moves, expunges), through the same crate.
+async fn admin(server: &Dovecot) -> ImapSession {
+    ImapSession::connect(&server.config())
+        .await
+        .expect("admin login")
+}
+
+/// `(source_id, op)` of every e-mail event of the tenant on the topic so far.
+async fn mail_events(env: &TestEnv) -> Vec<(String, Op)> {
+    let config = KafkaConfig {
+        group_id: unique_tenant("tests-imap"),
+        ..env.kafka.clone()
+    };
+    let consumer =
+        EventConsumer::from_beginning(&config, &[config.events_topic(SourceKind::Email)])
+            .expect("consumer");
+    let mut out = Vec::new();
+    while let Polled::Message(message) = consumer.poll(Duration::from_secs(3)).await.expect("poll")
+    {
+        if let Some(payload) = message.payload.as_deref()
+            && let Ok(event) = decode_event(payload)
+            && event.tenant == env.tenant
+        {
+            out.push((event.source_id, event.op));
+        }
+    }
+    out
+}
+
+fn ingest_imap(env: &TestEnv, port: u16, password: &str, follow: bool) -> Command {
+    let mut args = vec![
+        "ingest",
+        "imap",
+        "--tenant",
+        &env.tenant,
+        "--mailbox",
+        "INBOX",
+        "--mailbox",
+        "Archive",
+    ];
+    if follow {
+        args.push("--follow");
+    }
+    let mut command = env.command(&args);
+    command
+        .env("EPIGRAPH_IMAP__HOST", "127.0.0.1")
+        .env("EPIGRAPH_IMAP__PORT", port.to_string())
+        .env("EPIGRAPH_IMAP__TLS", "none")
+        .env("EPIGRAPH_IMAP__USERNAME", USER)
+        .env("EPIGRAPH_IMAP__PASSWORD", password)
+        // Every command async-imap sends is traced at this level: LOGIN must not be.
+        .env("RUST_LOG", "trace");
+    command
+}
+
+fn synced(env: &TestEnv, port: u16) -> serde_json::Value {
+    let output = ingest_imap(env, port, PASSWORD, false)
+        .output()
+        .expect("spawning epigraph");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        !stdout.contains(PASSWORD) && !stderr.contains(PASSWORD),
+        "the password leaked: {stdout}\n{stderr}"
+    );
+    last_json_line(&stdout)
+}
+
+fn counts(summary: &serde_json::Value) -> [i64; 4] {
+    ["fetched", "removed", "published", "tombstoned"].map(|k| summary[k].as_i64().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mailboxes_are_followed_by_uid_with_expunges_moves_and_restarts() {
+    let _serial = serial().await;
+    let env = TestEnv::new("e2e-imap");
+    let server = Dovecot::start(tempfile::tempdir().unwrap(), free_port());
+    let port = server.port;
+    let mut admin_session = admin(&server).await;
+    let session = admin_session.session_mut();
+    session.create("Archive").await.expect("CREATE Archive");
+    let budget = message(
+        "budget-1",
+        "Budget",
+        "We decided to cut the cloud budget by 10%.",
+    );
+    for raw in [
+        budget.clone(),
+        message("atlas-1", "Atlas", "The Atlas launch moves to May."),
+        message(
+            "hiring-1",
+            "Hiring",
+            "Open question: who joins the hiring committee?",
+        ),
+    ] {
+        session
+            .append("INBOX", None, None, raw)
+            .await
+            .expect("APPEND");
+    }
+
+    // First sync: every message; the same source id as the message read from an .eml export.
+    let first = synced(&env, port);
+    assert_eq!(counts(&first), [3, 0, 3, 0], "{first}");
+    let eml_id = parse_message(&budget, &MailConfig::default())
+        .unwrap()
+        .source_id;
+    let events = mail_events(&env).await;
+    assert!(events.iter().any(|e| e.0 == eml_id), "{events:?}");
+    // Nothing changed: nothing fetched, nothing published.
+    let again = synced(&env, port);
+    assert_eq!(counts(&again), [0, 0, 0, 0], "{again}");
+
+    // A new message, an expunged one (tombstoned), a moved one (live, not republished).
+    let session = admin_session.session_mut();
+    session
+        .append(
+            "INBOX",
+            None,
+            None,
+            message("offsite-1", "Offsite", "Who books the venue?"),
+        )
+        .await
+        .expect("APPEND");
+    session.select("INBOX").await.expect("SELECT");
+    session
+        .run_command_and_check_ok("UID STORE 1 +FLAGS.SILENT (\\Deleted)")
+        .await
+        .expect("STORE");
+    session
+        .run_command_and_check_ok("EXPUNGE")
+        .await
+        .expect("EXPUNGE");
+    session
+        .run_command_and_check_ok("UID MOVE 2 Archive")
+        .await
+        .expect("MOVE");
+    let third = synced(&env, port);
+    assert_eq!(counts(&third), [2, 2, 1, 1], "{third}");
+    let events = mail_events(&env).await;
+    let of = |id: &str| -> Vec<Op> {
+        events
+            .iter()
+            .filter(|e| e.0 == format!("mail/{id}@acme.example"))
+            .map(|e| e.1)
+            .collect()
+    };
+    assert_eq!(of("budget-1"), [Op::Upsert, Op::Delete], "{events:?}");
+    assert_eq!(of("atlas-1"), [Op::Upsert], "moved: live, once: {events:?}");
+    assert_eq!(of("offsite-1"), [Op::Upsert], "{events:?}");
+
+    // Refused credentials: a clear error, a failing exit, never the password.
+    let refused = ingest_imap(&env, port, "not-the-password", false)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("refused the login"), "{stderr}");
+    assert!(!stderr.contains("not-the-password"), "{stderr}");
+
+    // Following: a new message; the server restarts; the next one too, each once.
+    let mut follower = ingest_imap(&env, port, PASSWORD, true)
+        .env("RUST_LOG", "info")
+        .env("EPIGRAPH_IMAP__POLL_INTERVAL_MS", "300")
+        .env("EPIGRAPH_IMAP__MAX_BACKOFF_MS", "2000")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawning the follower");
+    let wait_for = |id: &'static str| {
+        let env = &env;
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let events = mail_events(env).await;
+                if events.iter().any(|e| e.0 == id) {
+                    return events;
+                }
+                assert!(Instant::now() < deadline, "{id} never arrived: {events:?}");
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        }
+    };
+    admin_session
+        .session_mut()
+        .append(
+            "INBOX",
+            None,
+            None,
+            message("roadmap-1", "Roadmap", "We decided to drop the beta."),
+        )
+        .await
+        .expect("APPEND");
+    admin_session.logout().await;
+    wait_for("mail/roadmap-1@acme.example").await;
+    let (dir, port) = server.stop();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let server = Dovecot::start(dir, port);
+    let mut admin_session = admin(&server).await;
+    admin_session
+        .session_mut()
+        .append(
+            "Archive",
+            None,
+            None,
+            message("vendor-1", "Vendor", "The vendor contract is signed."),
+        )
+        .await
+        .expect("APPEND");
+    admin_session.logout().await;
+    let events = wait_for("mail/vendor-1@acme.example").await;
+    let _ = follower.kill();
+    let output = follower.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        log.contains("mailbox sync failed"),
+        "the outage is logged: {log}"
+    );
+    assert!(!log.contains(PASSWORD), "{log}");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.0 == "mail/roadmap-1@acme.example")
+            .count(),
+        1,
+        "published once across the restart: {events:?}"
+    );
+    drop(server);
+
+    // Through the pipeline: the live messages are sources in the graph.
+    let config_file = env.dir.path().join("no-embed.toml");
+    std::fs::write(&config_file, "[lancedb]\nembed = false\n").unwrap();
+    env.epigraph(&[
+        "--config",
+        config_file.to_str().unwrap(),
+        "run",
+        "--until-idle",
+    ]);
+    let sources = neo4j_count(
+        &neo4j(),
+        "MATCH (s:Source:Email {tenant: $tenant}) RETURN count(s) AS n",
+        &env.tenant,
+    )
+    .await;
+    assert_eq!(
+        sources, 5,
+        "atlas, hiring, offsite, roadmap and vendor; the budget mail was expunged"
+    );
+}
