@@ -13,6 +13,7 @@
 #
 # Everything lives outside the checkout, in ${EPIGRAPH_HOME:-$HOME/.cache/epigraph}:
 #   kafka/libs/                    Kafka broker + log4j2 runtime classpath (Maven Central)
+#   connect/libs/                  Kafka Connect standalone worker + FileStream connectors (tests)
 #   neo4j/lib/                     Neo4j Community runtime classpath (Maven Central)
 #   models/all-MiniLM-L6-v2/       model.safetensors, tokenizer.json, config.json, vocab.txt, ...
 #   run/kafka/{server.properties,data/,logs/kafka.log,kafka.pid}
@@ -101,6 +102,7 @@ NICE="${EPIGRAPH_NICE:-0}"
 KAFKA_CLUSTER_ID="ZXBpZ3JhcGgtbG9jYWwtMQ"
 
 KAFKA_LIBS="$EPIGRAPH_HOME/kafka/libs"
+CONNECT_LIBS="$EPIGRAPH_HOME/connect/libs"
 NEO4J_LIBS="$EPIGRAPH_HOME/neo4j/lib"
 MODEL_DIR="$EPIGRAPH_HOME/models/$MODEL_NAME"
 RUN_DIR="$EPIGRAPH_HOME/run"
@@ -291,6 +293,15 @@ fetch_kafka() {
     [[ -f "$KAFKA_LIBS/kafka_2.13-$KAFKA_VERSION.jar" ]] || die "$KAFKA_LIBS has no kafka_2.13-$KAFKA_VERSION.jar; remove $KAFKA_LIBS and run fetch again"
 }
 
+# Kafka Connect (standalone worker, FileStream connectors, JSON converter): not a service of its
+# own; tests/tests/kafka_connect.rs runs a worker from these jars against the broker.
+fetch_connect() {
+    mvn_fetch connect "$SCRIPT_DIR/connect/pom.xml" "$CONNECT_LIBS" \
+        "connect-runtime $KAFKA_VERSION log4j $LOG4J_VERSION" \
+        -Dkafka.version="$KAFKA_VERSION" -Dlog4j.version="$LOG4J_VERSION"
+    [[ -f "$CONNECT_LIBS/connect-runtime-$KAFKA_VERSION.jar" ]] || die "$CONNECT_LIBS has no connect-runtime-$KAFKA_VERSION.jar; remove $CONNECT_LIBS and run fetch again"
+}
+
 fetch_neo4j() {
     mvn_fetch neo4j "$SCRIPT_DIR/neo4j/pom.xml" "$NEO4J_LIBS" \
         "neo4j $NEO4J_VERSION" \
@@ -362,6 +373,7 @@ fetch_registry() {
 
 fetch_all() {
     fetch_kafka
+    fetch_connect
     fetch_neo4j
     fetch_model
     fetch_registry

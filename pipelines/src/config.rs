@@ -16,6 +16,7 @@ use epigraph_sources::imap::ImapConfig;
 use epigraph_sources::kafka::KafkaConfig;
 use epigraph_sources::mail::MailConfig;
 use epigraph_sources::slack::SlackConfig;
+use epigraph_sources::topic::TopicSource;
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -44,6 +45,8 @@ pub struct EpigraphConfig {
     pub caldav: CaldavConfig,
     /// Mail server source (IMAP); messages are read with the `[mail]` settings.
     pub imap: ImapConfig,
+    /// Sources declared in the configuration: `[[sources.topic]]`.
+    pub sources: SourcesConfig,
     /// `epigraph run`.
     pub run: RunConfig,
     /// The ontology: kinds, relations, epistemic types, edges, authority.
@@ -55,6 +58,28 @@ pub struct EpigraphConfig {
     /// Local state of the connectors (manifests of published files). Default
     /// `$EPIGRAPH_HOME/state`.
     pub state_dir: Option<PathBuf>,
+}
+
+/// Sources declared in the configuration rather than named on the command line.
+///
+/// ```toml
+/// [[sources.topic]]
+/// name = "crm-notes"
+/// topic = "crm.public.notes"
+/// tenant = "acme"
+/// kind = "document"
+/// envelope = "debezium"
+/// source_id = "/id"
+/// body = "/text"
+/// ```
+///
+/// See [`TopicSource`] for every key.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SourcesConfig {
+    /// Topics produced by other systems (Kafka Connect, Debezium), followed with
+    /// `epigraph ingest topic <name>`.
+    pub topic: Vec<TopicSource>,
 }
 
 /// Where the ontology comes from.

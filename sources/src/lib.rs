@@ -18,6 +18,8 @@
 //!   each message read once with the mail parser); expunged messages become tombstones.
 //! - [`beir`]: the BEIR corpus source (`corpus.jsonl`), for the retrieval evaluation.
 //! - [`slack`]: the Slack source (an unzipped workspace export: one event per message).
+//! - [`topic`]: topics produced by others (Kafka Connect, Debezium): records mapped to events by
+//!   a declarative `[[sources.topic]]` entry.
 //! - [`scan`]: what one pass over a source yields (events and dead letters).
 //! - [`error`]: the typed error shared by all of them, which says whose fault a failure is.
 
@@ -32,6 +34,7 @@ pub mod kafka;
 pub mod mail;
 pub mod scan;
 pub mod slack;
+pub mod topic;
 
 #[cfg(test)]
 mod testing;

@@ -98,6 +98,17 @@ pub enum IngestSource {
         #[arg(long)]
         window_end: Option<String>,
     },
+    /// A topic another system produces (Kafka Connect, Debezium), declared as `[[sources.topic]]`
+    /// in the configuration: each record is mapped to an event (JSON or registry Avro; Debezium
+    /// envelopes; null values and `op=d` become tombstones); bad records are dead-lettered. The
+    /// source offsets are committed (group `<kafka.group_id>.topic.<name>`) after publishing.
+    Topic {
+        /// The `name` of the `[[sources.topic]]` entry.
+        name: String,
+        /// Keep following until interrupted (Ctrl-C) instead of stopping at the topic's end.
+        #[arg(long)]
+        follow: bool,
+    },
     /// Mailboxes on an IMAP server (`[imap] host`, `mailboxes`): each message is read once
     /// (UIDVALIDITY/UID state) like an `.eml` file; expunged messages become tombstones, moves
     /// between followed mailboxes stay live. Credentials: `[imap] username` and
@@ -207,6 +218,9 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
             ics.window_start = window_start.or(ics.window_start);
             ics.window_end = window_end.or(ics.window_end);
             super::caldav::follow_calendar(config, &ics, &url, &tenant, follow).await
+        }
+        IngestSource::Topic { name, follow } => {
+            super::topic::follow_topic(config, &name, follow).await
         }
         IngestSource::Imap {
             tenant,

@@ -7,6 +7,7 @@ mod feedback;
 mod generate;
 mod imap;
 pub(crate) mod ingest;
+mod topic;
 
 use std::path::PathBuf;
 

@@ -71,6 +71,12 @@ impl EventConsumer {
         Self::assigned(config, topics, Offset::End, "latest")
     }
 
+    /// Connect and assign all partitions of `topics` at the consumer group's committed offsets
+    /// (the beginning where the group never committed): a follower that resumes where it left.
+    pub fn from_committed(config: &KafkaConfig, topics: &[String]) -> Result<Self, SourceError> {
+        Self::assigned(config, topics, Offset::Stored, "earliest")
+    }
+
     fn assigned(
         config: &KafkaConfig,
         topics: &[String],
