@@ -43,12 +43,12 @@ pub fn unchanged(known: Option<&MailboxState>, status: &MailboxStatus) -> bool {
 /// known.messages.insert(1, Default::default());
 /// known.messages.insert(2, Default::default());
 /// let status = MailboxStatus { uid_validity: 7, uid_next: Some(4), exists: 2 };
-/// let plan = plan(Some(&known), &status, &[2, 3]);
-/// assert_eq!((plan.reset, plan.fetch, plan.removed), (false, vec![3], vec![1]));
+/// let next = plan(Some(&known), &status, &[2, 3]);
+/// assert_eq!((next.reset, next.fetch, next.removed), (false, vec![3], vec![1]));
 /// // A new UIDVALIDITY voids every UID: all are read again.
 /// let status = MailboxStatus { uid_validity: 8, uid_next: Some(3), exists: 2 };
-/// let plan = plan(Some(&known), &status, &[1, 2]);
-/// assert_eq!((plan.reset, plan.fetch, plan.removed), (true, vec![1, 2], vec![1, 2]));
+/// let reread = plan(Some(&known), &status, &[1, 2]);
+/// assert_eq!((reread.reset, reread.fetch, reread.removed), (true, vec![1, 2], vec![1, 2]));
 /// ```
 pub fn plan(known: Option<&MailboxState>, status: &MailboxStatus, listed: &[u32]) -> MailboxPlan {
     let mut listed: Vec<u32> = listed.to_vec();
