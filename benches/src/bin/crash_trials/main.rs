@@ -19,7 +19,9 @@
 //!    restore and with every offset committed), `compaction` (compaction after every epoch and
 //!    every idle second; kills 0–120 ms after a compaction began) and `rebuild` (a random kill,
 //!    then, after the comparison, `epigraph rebuild` killed at a random moment in its clean
-//!    duration, a final `run --until-idle` and a second comparison).
+//!    duration, a final `run --until-idle` and a second comparison). `--kinds clearing`: a
+//!    `rebuild` trial whose rebuild is killed 0–300 ms after its first log line, while it
+//!    clears the views.
 //!
 //! Which phase a kill hit is read from the process's log and `/metrics` at that moment:
 //! start-up, restore (epoch 0 and its reconciliation writes), live epochs, compaction (between
@@ -62,6 +64,9 @@ enum Kind {
     Filler,
     Compaction,
     Rebuild,
+    /// A `rebuild` trial whose rebuild is killed while it clears the views: 0–300 ms after
+    /// its first log line (not in the default rotation).
+    Clearing,
 }
 
 #[derive(Debug, Parser)]
@@ -385,8 +390,8 @@ fn phase(p: &Watched, published: bool, rebuild: bool) -> (String, String) {
 fn plan(ctx: &Ctx, kind: Kind, rng: &mut Rng) -> Vec<Trigger> {
     let d = ctx.window;
     match kind {
-        Kind::Random | Kind::Rebuild => {
-            let kills = if kind == Kind::Rebuild {
+        Kind::Random | Kind::Rebuild | Kind::Clearing => {
+            let kills = if kind != Kind::Random {
                 1
             } else {
                 1 + rng.below(ctx.args.max_kills)
@@ -598,12 +603,26 @@ async fn trial(ctx: &Ctx, i: usize, kind: Kind) -> Result<Vec<Outcome>> {
         diff,
         started,
     )];
-    if kind == Kind::Rebuild {
+    if kind == Kind::Rebuild || kind == Kind::Clearing {
         let started = Instant::now();
-        let at = rng.range(0.05, 1.0) * ctx.rebuild_window;
+        let mut at = rng.range(0.05, 1.0) * ctx.rebuild_window;
+        let clearing = kind == Kind::Clearing;
+        let delay = rng.range(0.0, 0.3);
         let mut p = setup.spawn(&["rebuild", "--tenant", &ctx.tenant], "rebuild")?;
         let mut finished = false;
-        while p.started.elapsed().as_secs_f64() < at {
+        loop {
+            if clearing {
+                let log = p.log_state();
+                match log.first_line {
+                    Some(first) if Instant::now() >= first + Duration::from_secs_f64(delay) => {
+                        at = p.started.elapsed().as_secs_f64();
+                        break;
+                    }
+                    _ => {}
+                }
+            } else if p.started.elapsed().as_secs_f64() >= at {
+                break;
+            }
             if p.exited()?.is_some() {
                 finished = true;
                 break;
@@ -620,7 +639,14 @@ async fn trial(ctx: &Ctx, i: usize, kind: Kind) -> Result<Vec<Outcome>> {
         let kill = Kill {
             at: uptime,
             uptime,
-            trigger: format!("rebuild at {at:.1} s"),
+            trigger: if clearing {
+                format!(
+                    "{:.0} ms after the rebuild's first log line",
+                    delay * 1000.0
+                )
+            } else {
+                format!("rebuild at {at:.1} s")
+            },
             phase,
             detail,
         };

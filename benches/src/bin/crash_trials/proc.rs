@@ -32,6 +32,8 @@ pub struct LogState {
     pub compaction_began: Option<Instant>,
     /// `ERROR` lines.
     pub errors: Vec<String>,
+    /// When the first line came.
+    pub first_line: Option<Instant>,
 }
 
 /// The last scrape of `/metrics`.
@@ -116,6 +118,7 @@ impl Watched {
                 let line = strip_ansi(&line);
                 let _ = writeln!(file, "{line}");
                 let mut s = reader_state.lock().unwrap();
+                s.first_line.get_or_insert_with(Instant::now);
                 if line.contains("serving /metrics") {
                     s.serving = true;
                 } else if line.contains("views cleared; restoring") {
