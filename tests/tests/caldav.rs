@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 
 use epigraph_schemas::{Op, SourceKind, decode_event};
 use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
-use epigraph_tests::{TestEnv, last_json_line, neo4j, neo4j_count, serial, unique_tenant};
+use epigraph_tests::{
+    TestEnv, last_json_line, metric_sample, neo4j, neo4j_count, scrape_metrics, serial,
+    unique_tenant,
+};
 
 const USER: &str = "alice";
 const PASSWORD: &str = "pw-caldav-7Qx";
@@ -268,6 +271,7 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
     assert!(!stderr.contains("not-the-password"), "{stderr}");
 
     // Following: a new event appears; the server goes away and comes back; the next one too.
+    let metrics_addr = format!("127.0.0.1:{}", free_port());
     let mut follower = env
         .command(&[
             "ingest",
@@ -276,6 +280,8 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
             "--tenant",
             &env.tenant,
             "--follow",
+            "--metrics-listen",
+            &metrics_addr,
         ])
         .env("EPIGRAPH_CALDAV__USERNAME", USER)
         .env("EPIGRAPH_CALDAV__PASSWORD", PASSWORD)
@@ -310,8 +316,34 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
     );
     assert_eq!(dav("PUT", &format!("{url}offsite.ics"), Some(offsite)), 201);
     wait_for("ics/offsite-1").await;
+    let up = |addr: &str| {
+        scrape_metrics(addr).and_then(|text| metric_sample(&text, "epigraph_source_up{"))
+    };
+    assert_eq!(
+        up(&metrics_addr),
+        Some(1.0),
+        "the follower reports its server up"
+    );
     let (dir, port) = server.stop();
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The outage shows in /metrics: up 0, failed syncs counted, a backoff set.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while up(&metrics_addr) != Some(0.0) {
+        assert!(
+            Instant::now() < deadline,
+            "the outage never showed in /metrics"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let text = scrape_metrics(&metrics_addr).unwrap();
+    let failed = text
+        .lines()
+        .find(|l| l.starts_with("epigraph_source_syncs_total{") && l.contains("outcome=\"error\""))
+        .unwrap_or_else(|| panic!("no failed syncs counted: {text}"));
+    assert!(!failed.ends_with(" 0"), "{failed}");
+    assert!(
+        metric_sample(&text, "epigraph_source_retry_in_seconds{").unwrap() >= 1.0,
+        "{text}"
+    );
     let server = Radicale::start(dir, port);
     let hiring = vevent(
         "hiring-1",
@@ -322,6 +354,11 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
     );
     assert_eq!(dav("PUT", &format!("{url}hiring.ics"), Some(hiring)), 201);
     let events = wait_for("ics/hiring-1").await;
+    assert_eq!(
+        up(&metrics_addr),
+        Some(1.0),
+        "up again once the server answers"
+    );
     let _ = follower.kill();
     let output = follower.wait_with_output().unwrap();
     let log = String::from_utf8_lossy(&output.stderr);

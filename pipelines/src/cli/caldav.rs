@@ -1,12 +1,14 @@
 //! `epigraph ingest caldav <url> [--follow]`: sync a calendar collection, publish what changed,
 //! save the sync state once Kafka acknowledged it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
 use epigraph_sources::caldav::{CaldavState, DavClient, sync_calendar};
 use epigraph_sources::ics::IcsConfig;
 
+use super::follower_metrics::FollowerMetrics;
 use crate::config::EpigraphConfig;
 use crate::publish::publish;
 
@@ -14,20 +16,28 @@ use crate::publish::publish;
 /// following, a server or broker that cannot be reached is retried after 1 s, doubling up to
 /// `caldav.max_backoff_ms`, and logged each time (never with the credentials); errors that a
 /// retry cannot fix (refused credentials, a URL that is not a calendar) stop the command.
+/// With `metrics_listen`, `GET /metrics` there says whether the server answers
+/// (`epigraph_source_up`), the syncs by outcome, what was published and the current backoff.
 pub async fn follow_calendar(
     config: &EpigraphConfig,
     ics: &IcsConfig,
     url: &str,
     tenant: &str,
     follow: bool,
+    metrics_listen: Option<&str>,
 ) -> Result<()> {
     let client = DavClient::new(url, &config.caldav)?;
+    let metrics = Arc::new(FollowerMetrics::new("caldav", client.collection().as_str()));
+    if let Some(listen) = metrics_listen {
+        super::follower_metrics::serve(listen, metrics.clone()).await?;
+    }
     let collection = client.collection().to_string();
     let mut backoff = Duration::from_secs(1);
     let mut first = true;
     loop {
         let wait = match sync_once(config, ics, &client, &collection, tenant, first).await {
-            Ok(()) => {
+            Ok((published, tombstoned, dead)) => {
+                metrics.success(published, tombstoned, dead);
                 first = false;
                 backoff = Duration::from_secs(1);
                 Duration::from_millis(config.caldav.poll_interval_ms)
@@ -35,6 +45,7 @@ pub async fn follow_calendar(
             Err(error) if follow && retryable(&error) => {
                 tracing::warn!(collection = %collection, retry_in_ms = backoff.as_millis() as u64, "calendar sync failed: {error:#}");
                 let wait = backoff;
+                metrics.failure(wait);
                 backoff = (backoff * 2).min(Duration::from_millis(
                     config.caldav.max_backoff_ms.max(1000),
                 ));
@@ -59,7 +70,7 @@ async fn sync_once(
     collection: &str,
     tenant: &str,
     always_report: bool,
-) -> Result<()> {
+) -> Result<(usize, usize, usize)> {
     let state_dir = config.state_dir();
     let state = CaldavState::load(&state_dir, tenant, collection)?;
     let now = epigraph_schemas::now_millis();
@@ -81,8 +92,9 @@ async fn sync_once(
     if sync.next != state {
         sync.next.save(&state_dir)?;
     }
+    let published = report.as_ref().map_or(0, |r| r.published);
+    let dead_lettered = dead + report.as_ref().map_or(0, |r| r.dead_lettered);
     if always_report || changed {
-        let published = report.as_ref().map_or(0, |r| r.published);
         let summary = serde_json::json!({
             "source": "caldav",
             "tenant": tenant,
@@ -92,11 +104,15 @@ async fn sync_once(
             "removed": sync.removed,
             "published": published - tombstones.min(published),
             "tombstoned": tombstones,
-            "dead_lettered": dead + report.as_ref().map_or(0, |r| r.dead_lettered),
+            "dead_lettered": dead_lettered,
         });
         println!("{summary}");
     }
-    Ok(())
+    Ok((
+        published - tombstones.min(published),
+        tombstones,
+        dead_lettered,
+    ))
 }
 
 /// Whether waiting may help: the calendar server or Kafka is down, not a refused password.

@@ -97,6 +97,10 @@ pub enum IngestSource {
         /// … up to this date (YYYY-MM-DD, exclusive), overriding `ics.window_end`.
         #[arg(long)]
         window_end: Option<String>,
+        /// Serve the follower's Prometheus metrics (`GET /metrics`: server up, syncs by
+        /// outcome, published, backoff) on this address.
+        #[arg(long)]
+        metrics_listen: Option<String>,
     },
     /// A topic another system produces (Kafka Connect, Debezium), declared as `[[sources.topic]]`
     /// in the configuration: each record is mapped to an event (JSON or registry Avro; Debezium
@@ -108,6 +112,9 @@ pub enum IngestSource {
         /// Keep following until interrupted (Ctrl-C) instead of stopping at the topic's end.
         #[arg(long)]
         follow: bool,
+        /// Serve the follower's Prometheus metrics (`GET /metrics`) on this address.
+        #[arg(long)]
+        metrics_listen: Option<String>,
     },
     /// Mailboxes on an IMAP server (`[imap] host`, `mailboxes`): each message is read once
     /// (UIDVALIDITY/UID state) like an `.eml` file; expunged messages become tombstones, moves
@@ -213,15 +220,19 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
             follow,
             window_start,
             window_end,
+            metrics_listen,
         } => {
             let mut ics = config.ics.clone();
             ics.window_start = window_start.or(ics.window_start);
             ics.window_end = window_end.or(ics.window_end);
-            super::caldav::follow_calendar(config, &ics, &url, &tenant, follow).await
+            let listen = metrics_listen.as_deref();
+            super::caldav::follow_calendar(config, &ics, &url, &tenant, follow, listen).await
         }
-        IngestSource::Topic { name, follow } => {
-            super::topic::follow_topic(config, &name, follow).await
-        }
+        IngestSource::Topic {
+            name,
+            follow,
+            metrics_listen,
+        } => super::topic::follow_topic(config, &name, follow, metrics_listen.as_deref()).await,
         IngestSource::Imap {
             tenant,
             mailboxes,

@@ -4,6 +4,7 @@ mod caldav;
 pub mod dlq;
 mod events;
 mod feedback;
+mod follower_metrics;
 mod generate;
 mod imap;
 pub(crate) mod ingest;

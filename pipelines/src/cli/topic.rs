@@ -3,6 +3,7 @@
 //! source topic's offsets once Kafka acknowledged what they produced.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -15,6 +16,7 @@ use epigraph_sources::topic::{
     Format, Record, TopicSource, avro_to_json, decode_json, map_record, wire_frame,
 };
 
+use super::follower_metrics::FollowerMetrics;
 use crate::config::EpigraphConfig;
 
 /// Records published per batch (one commit of the source offsets per batch).
@@ -35,7 +37,12 @@ struct Totals {
 
 /// Follow the `[[sources.topic]]` entry called `name`: to the topic's end as of the start, or
 /// (`follow`) until Ctrl-C.
-pub async fn follow_topic(config: &EpigraphConfig, name: &str, follow: bool) -> Result<()> {
+pub async fn follow_topic(
+    config: &EpigraphConfig,
+    name: &str,
+    follow: bool,
+    metrics_listen: Option<&str>,
+) -> Result<()> {
     let source = config
         .sources
         .topic
@@ -69,6 +76,10 @@ pub async fn follow_topic(config: &EpigraphConfig, name: &str, follow: bool) -> 
         bail!("the topic {:?} does not exist (yet)", source.topic);
     }
     let producer = EventProducer::new(&config.kafka)?;
+    let metrics = Arc::new(FollowerMetrics::new("topic", name));
+    if let Some(listen) = metrics_listen {
+        super::follower_metrics::serve(listen, metrics.clone()).await?;
+    }
     let end = consumer.high_watermarks()?;
     let mut next = consumer.committed()?;
     let mut totals = Totals::default();
@@ -117,6 +128,11 @@ pub async fn follow_topic(config: &EpigraphConfig, name: &str, follow: bool) -> 
         .await?;
         consumer.commit(&commit)?;
         next.extend(commit);
+        metrics.success(
+            totals.published - before.0,
+            totals.tombstoned - before.1,
+            totals.dead_lettered - before.2,
+        );
         if follow && before != (totals.published, totals.tombstoned, totals.dead_lettered) {
             print_summary(source, &totals);
         }
