@@ -13,7 +13,7 @@ use epigraph_sources::kafka::{
     ensure_topics,
 };
 use epigraph_sources::topic::{
-    Format, Record, TopicSource, avro_to_json, decode_json, map_record, wire_frame,
+    BadRecord, Format, Record, TopicSource, avro_to_json, decode_json, map_record, wire_frame,
 };
 
 use super::follower_metrics::FollowerMetrics;
@@ -57,7 +57,7 @@ pub async fn follow_topic(
                 .collect();
             anyhow!("no [[sources.topic]] is named {name:?} (configured: {known:?})")
         })?;
-    source.check().map_err(|e| anyhow!(e))?;
+    source.check()?;
     ensure_topics(&config.kafka)
         .await
         .context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
@@ -204,7 +204,7 @@ async fn decode(
     source: &TopicSource,
     registry: Option<&RegistryCodec>,
     bytes: &[u8],
-) -> Result<std::result::Result<serde_json::Value, String>> {
+) -> Result<std::result::Result<serde_json::Value, BadRecord>> {
     match source.format {
         Format::Json => Ok(decode_json(bytes)),
         Format::Avro => {
@@ -218,7 +218,7 @@ async fn decode(
                 Err(error) if error.is_unavailable() => {
                     Err(error).context("reading a writer schema from the registry")
                 }
-                Err(error) => Ok(Err(format!("schema id {id}: {error}"))),
+                Err(error) => Ok(Err(BadRecord(format!("schema id {id}: {error}")))),
             }
         }
     }

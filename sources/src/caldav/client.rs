@@ -86,6 +86,11 @@ pub struct Member {
     pub gone: bool,
 }
 
+/// A multistatus body that is not the XML RFC 4918 describes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct MultistatusError(pub String);
+
 /// A parsed `207 Multi-Status` answer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Multistatus {
@@ -110,15 +115,15 @@ pub struct Multistatus {
 /// assert_eq!(answer.members[0].etag.as_deref(), Some("\"e1\""));
 /// assert!(answer.members[1].gone);
 /// ```
-pub fn parse_multistatus(xml: &str) -> Result<Multistatus, String> {
+pub fn parse_multistatus(xml: &str) -> Result<Multistatus, MultistatusError> {
     const DAV: &str = "DAV:";
-    let doc = roxmltree::Document::parse(xml).map_err(|e| e.to_string())?;
+    let doc = roxmltree::Document::parse(xml).map_err(|e| MultistatusError(e.to_string()))?;
     let root = doc.root_element();
     if !root.has_tag_name((DAV, "multistatus")) {
-        return Err(format!(
+        return Err(MultistatusError(format!(
             "the root element is <{}>, not DAV: multistatus",
             root.tag_name().name()
-        ));
+        )));
     }
     fn child<'a, 'i>(node: roxmltree::Node<'a, 'i>, name: &str) -> Option<roxmltree::Node<'a, 'i>> {
         node.children().find(|c| c.has_tag_name((DAV, name)))
@@ -140,7 +145,7 @@ pub fn parse_multistatus(xml: &str) -> Result<Multistatus, String> {
         .filter(|c| c.has_tag_name((DAV, "response")))
     {
         let Some(href) = text(child(response, "href")) else {
-            return Err("a response without href".into());
+            return Err(MultistatusError("a response without href".into()));
         };
         let gone = status_code(text(child(response, "status"))) == Some(404);
         let etag = response
@@ -262,9 +267,9 @@ impl DavClient {
             url: url.to_string(),
             reason: "not UTF-8".into(),
         })?;
-        parse_multistatus(text).map_err(|reason| CaldavError::Multistatus {
+        parse_multistatus(text).map_err(|error| CaldavError::Multistatus {
             url: url.to_string(),
-            reason,
+            reason: error.0,
         })
     }
 

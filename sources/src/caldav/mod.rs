@@ -24,7 +24,9 @@ mod config;
 mod source;
 mod state;
 
-pub use client::{CaldavError, DavClient, Member, Multistatus, parse_multistatus};
+pub use client::{
+    CaldavError, DavClient, Member, Multistatus, MultistatusError, parse_multistatus,
+};
 pub use config::CaldavConfig;
 pub use source::{Fetched, Sync, apply, plan, sync_calendar};
 pub use state::{CaldavState, PublishedObject};

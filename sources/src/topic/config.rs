@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 /// assert_eq!(source.envelope, Envelope::Debezium);
 /// assert!(source.check().is_ok());
 /// let bad = TopicSource { body: "text".into(), ..source };
-/// assert!(bad.check().unwrap_err().contains("JSON pointer"));
+/// assert!(bad.check().unwrap_err().to_string().contains("JSON pointer"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -125,24 +125,31 @@ pub enum TimeUnit {
     Us,
 }
 
+/// A `[[sources.topic]]` entry that cannot be used; the message names the key.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
 impl TopicSource {
     /// Check names, the kind and every pointer; the message says which key is wrong.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), ConfigError> {
         let here = format!("[[sources.topic]] {:?}", self.name);
         if self.name.is_empty() || self.topic.is_empty() {
-            return Err(format!("{here}: name and topic must not be empty"));
+            return Err(ConfigError(format!(
+                "{here}: name and topic must not be empty"
+            )));
         }
         if !epigraph_schemas::topics::valid_tenant(&self.tenant) {
-            return Err(format!(
+            return Err(ConfigError(format!(
                 "{here}: tenant {:?} must be 1-64 characters of letters, digits, '_', '-', '.'",
                 self.tenant
-            ));
+            )));
         }
         if epigraph_schemas::SourceKind::parse(&self.kind).is_none() {
-            return Err(format!(
+            return Err(ConfigError(format!(
                 "{here}: kind {:?} is not one of chat, email, calendar, document",
                 self.kind
-            ));
+            )));
         }
         let mut pointers: Vec<(&str, &str)> = vec![("body", &self.body)];
         if self.source_id != "key" {
@@ -163,9 +170,9 @@ impl TopicSource {
         }
         for (name, pointer) in pointers {
             if !pointer.is_empty() && !pointer.starts_with('/') {
-                return Err(format!(
+                return Err(ConfigError(format!(
                     "{here}: {name} = {pointer:?} is not a JSON pointer (like \"/text\" or \"/after/text\")"
-                ));
+                )));
             }
         }
         Ok(())

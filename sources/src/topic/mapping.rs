@@ -7,6 +7,23 @@ use serde_json::Value;
 
 use super::config::{Envelope, TimeUnit, TopicSource};
 
+/// Why a record cannot become an event: the reason its dead letter carries.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadRecord(pub String);
+
+impl From<String> for BadRecord {
+    fn from(reason: String) -> Self {
+        BadRecord(reason)
+    }
+}
+
+impl From<&str> for BadRecord {
+    fn from(reason: &str) -> Self {
+        BadRecord(reason.to_string())
+    }
+}
+
 /// Parse a JSON value and remove Kafka Connect's `{"schema": …, "payload": …}` wrapper
 /// (`JsonConverter` with `schemas.enable=true`). A JSON string that holds a JSON object (a
 /// connector that emits lines of JSON as strings, like FileStreamSource, behind a
@@ -19,9 +36,9 @@ use super::config::{Envelope, TimeUnit, TopicSource};
 /// let line = br#"{"schema": {"type": "string"}, "payload": "{\"id\": 3}"}"#;
 /// assert_eq!(decode_json(line).unwrap()["id"], 3);
 /// assert_eq!(decode_json(br#"{"id": 2}"#).unwrap()["id"], 2);
-/// assert!(decode_json(b"\xff").unwrap_err().contains("not JSON"));
+/// assert!(decode_json(b"\xff").unwrap_err().to_string().contains("not JSON"));
 /// ```
-pub fn decode_json(bytes: &[u8]) -> Result<Value, String> {
+pub fn decode_json(bytes: &[u8]) -> Result<Value, BadRecord> {
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| format!("the value is not JSON: {e}"))?;
     Ok(match unwrap_connect(value) {
@@ -44,10 +61,10 @@ fn unwrap_connect(value: Value) -> Value {
 
 /// Decode a datum in the Confluent wire format (magic byte 0, big-endian schema id, Avro datum)
 /// with its writer schema, into JSON. `schema_of` resolves an id (the registry, cached).
-pub async fn decode_avro<F, Fut>(bytes: &[u8], schema_of: F) -> Result<Value, String>
+pub async fn decode_avro<F, Fut>(bytes: &[u8], schema_of: F) -> Result<Value, BadRecord>
 where
     F: FnOnce(u32) -> Fut,
-    Fut: std::future::Future<Output = Result<std::sync::Arc<Schema>, String>>,
+    Fut: std::future::Future<Output = Result<std::sync::Arc<Schema>, BadRecord>>,
 {
     let (id, datum) = wire_frame(bytes)?;
     let schema = schema_of(id).await?;
@@ -59,9 +76,9 @@ where
 /// ```
 /// use epigraph_sources::topic::wire_frame;
 /// assert_eq!(wire_frame(&[0, 0, 0, 0, 7, 42]).unwrap(), (7, &[42u8][..]));
-/// assert!(wire_frame(b"{}").unwrap_err().contains("magic byte"));
+/// assert!(wire_frame(b"{}").unwrap_err().to_string().contains("magic byte"));
 /// ```
-pub fn wire_frame(bytes: &[u8]) -> Result<(u32, &[u8]), String> {
+pub fn wire_frame(bytes: &[u8]) -> Result<(u32, &[u8]), BadRecord> {
     match bytes {
         [0, a, b, c, d, datum @ ..] => Ok((u32::from_be_bytes([*a, *b, *c, *d]), datum)),
         _ => Err(
@@ -71,10 +88,10 @@ pub fn wire_frame(bytes: &[u8]) -> Result<(u32, &[u8]), String> {
 }
 
 /// An Avro datum read with its writer schema, as JSON.
-pub fn avro_to_json(schema: &Schema, mut datum: &[u8]) -> Result<Value, String> {
+pub fn avro_to_json(schema: &Schema, mut datum: &[u8]) -> Result<Value, BadRecord> {
     let value = apache_avro::from_avro_datum(schema, &mut datum, None)
         .map_err(|e| format!("the datum does not fit its writer schema: {e}"))?;
-    Value::try_from(value).map_err(|e| format!("the datum has no JSON form: {e}"))
+    Value::try_from(value).map_err(|e| BadRecord(format!("the datum has no JSON form: {e}")))
 }
 
 /// One record, decoded: what the mapping reads.
@@ -113,11 +130,11 @@ pub fn map_record(
     source: &TopicSource,
     record: &Record<'_>,
     now: i64,
-) -> Result<Option<SourceEvent>, String> {
+) -> Result<Option<SourceEvent>, BadRecord> {
     let kind = SourceKind::parse(&source.kind)
         .ok_or_else(|| format!("kind {:?} is not a source kind", source.kind))?;
     let key = record.key.map(decode_key);
-    let tombstone = |row: Option<&Value>| -> Result<Option<SourceEvent>, String> {
+    let tombstone = |row: Option<&Value>| -> Result<Option<SourceEvent>, BadRecord> {
         let id = source_id(source, row, key.as_ref())?;
         Ok(Some(SourceEvent::tombstone(&source.tenant, kind, &id, now)))
     };
@@ -137,21 +154,24 @@ pub fn map_record(
                     .ok_or_else(|| format!("a Debezium {op:?} event without an \"after\" row"))?,
                 "d" => return tombstone(value.get("before").filter(|b| b.is_object())),
                 "t" | "m" => return Ok(None),
-                other => return Err(format!("unknown Debezium op {other:?}")),
+                other => return Err(BadRecord(format!("unknown Debezium op {other:?}"))),
             }
         }
     };
     if !row.is_object() {
-        return Err(format!(
+        return Err(BadRecord(format!(
             "the row is {}, not a JSON object",
             kind_of_json(row)
-        ));
+        )));
     }
     let id = source_id(source, Some(row), key.as_ref())?;
     let body =
         text_at(row, &source.body).ok_or_else(|| format!("no text at body = {:?}", source.body))?;
     if body.trim().is_empty() {
-        return Err(format!("the text at body = {:?} is empty", source.body));
+        return Err(BadRecord(format!(
+            "the text at body = {:?} is empty",
+            source.body
+        )));
     }
     let title = source.title.as_deref().and_then(|p| text_at(row, p));
     let mut event = SourceEvent::upsert(&source.tenant, kind, &id, title, body, now);
@@ -198,7 +218,7 @@ fn source_id(
     source: &TopicSource,
     row: Option<&Value>,
     key: Option<&Value>,
-) -> Result<String, String> {
+) -> Result<String, BadRecord> {
     let scalar = |value: &Value| match value {
         Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -215,10 +235,10 @@ fn source_id(
     };
     let id = format!("{}{id}", source.source_id_prefix);
     if id.len() > 512 {
-        return Err(format!(
+        return Err(BadRecord(format!(
             "the source id has {} bytes, more than 512",
             id.len()
-        ));
+        )));
     }
     Ok(id)
 }

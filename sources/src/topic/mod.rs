@@ -19,8 +19,10 @@
 mod config;
 mod mapping;
 
-pub use config::{Envelope, Format, TimeUnit, TopicSource};
-pub use mapping::{Record, avro_to_json, decode_avro, decode_json, map_record, wire_frame};
+pub use config::{ConfigError, Envelope, Format, TimeUnit, TopicSource};
+pub use mapping::{
+    BadRecord, Record, avro_to_json, decode_avro, decode_json, map_record, wire_frame,
+};
 
 #[cfg(test)]
 mod tests;
