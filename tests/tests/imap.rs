@@ -13,7 +13,10 @@ use epigraph_schemas::{Op, SourceKind, decode_event};
 use epigraph_sources::imap::{ImapConfig, ImapSession, ImapTls};
 use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_sources::mail::{MailConfig, parse_message};
-use epigraph_tests::{TestEnv, last_json_line, neo4j, neo4j_count, serial, unique_tenant};
+use epigraph_tests::{
+    TestEnv, last_json_line, metric_sample, neo4j, neo4j_count, scrape_metrics, serial,
+    unique_tenant,
+};
 
 const USER: &str = "alice";
 const PASSWORD: &str = "pw-imap-9Zr4";
@@ -306,7 +309,9 @@ async fn mailboxes_are_followed_by_uid_with_expunges_moves_and_restarts() {
     assert!(!stderr.contains("not-the-password"), "{stderr}");
 
     // Following: a new message; the server restarts; the next one too, each once.
+    let metrics_addr = format!("127.0.0.1:{}", free_port());
     let mut follower = ingest_imap(&env, port, PASSWORD, true)
+        .args(["--metrics-listen", &metrics_addr])
         .env("RUST_LOG", "info")
         .env("EPIGRAPH_IMAP__POLL_INTERVAL_MS", "300")
         .env("EPIGRAPH_IMAP__MAX_BACKOFF_MS", "2000")
@@ -340,8 +345,24 @@ async fn mailboxes_are_followed_by_uid_with_expunges_moves_and_restarts() {
         .expect("APPEND");
     admin_session.logout().await;
     wait_for("mail/roadmap-1@acme.example").await;
+    let up = |addr: &str| {
+        scrape_metrics(addr).and_then(|text| metric_sample(&text, "epigraph_source_up{"))
+    };
+    assert_eq!(
+        up(&metrics_addr),
+        Some(1.0),
+        "the follower reports its server up"
+    );
     let (dir, port) = server.stop();
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The outage shows in /metrics: up goes to 0 while the server is away.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while up(&metrics_addr) != Some(0.0) {
+        assert!(
+            Instant::now() < deadline,
+            "the outage never showed in /metrics"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let server = Dovecot::start(dir, port);
     let mut admin_session = admin(&server).await;
     admin_session
@@ -356,6 +377,11 @@ async fn mailboxes_are_followed_by_uid_with_expunges_moves_and_restarts() {
         .expect("APPEND");
     admin_session.logout().await;
     let events = wait_for("mail/vendor-1@acme.example").await;
+    assert_eq!(
+        up(&metrics_addr),
+        Some(1.0),
+        "up again once the server answers"
+    );
     let _ = follower.kill();
     let output = follower.wait_with_output().unwrap();
     let log = String::from_utf8_lossy(&output.stderr);

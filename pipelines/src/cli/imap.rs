@@ -1,29 +1,43 @@
 //! `epigraph ingest imap [--mailbox X]... [--follow]`: sync mailboxes on an IMAP server, publish
 //! new messages and tombstones, save the UID state once Kafka acknowledged it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
 use epigraph_sources::imap::{ImapConfig, ImapSession, ImapState, sync_mailboxes};
 
+use super::follower_metrics::FollowerMetrics;
 use crate::config::EpigraphConfig;
 use crate::publish::publish;
 
 /// One sync, or (`follow`) a sync every `imap.poll_interval_ms` until Ctrl-C. While following,
 /// a server or broker that cannot be reached is retried after 1 s, doubling up to
 /// `imap.max_backoff_ms`, and logged each time (never with the credentials); errors that a
-/// retry cannot fix (refused login, a mailbox that does not exist) stop the command.
+/// retry cannot fix (refused login, a mailbox that does not exist) stop the command. With
+/// `metrics_listen`, `GET /metrics` there reports the follower's health (see `caldav`).
 pub async fn follow_mailboxes(
     config: &EpigraphConfig,
     imap: &ImapConfig,
     tenant: &str,
     follow: bool,
+    metrics_listen: Option<&str>,
 ) -> Result<()> {
+    let target = format!(
+        "{}:{}",
+        imap.host.as_deref().unwrap_or_default(),
+        imap.port()
+    );
+    let metrics = Arc::new(FollowerMetrics::new("imap", &target));
+    if let Some(listen) = metrics_listen {
+        super::follower_metrics::serve(listen, metrics.clone()).await?;
+    }
     let mut backoff = Duration::from_secs(1);
     let mut first = true;
     loop {
         let wait = match sync_once(config, imap, tenant, first).await {
-            Ok(()) => {
+            Ok((published, tombstoned, dead)) => {
+                metrics.success(published, tombstoned, dead);
                 first = false;
                 backoff = Duration::from_secs(1);
                 Duration::from_millis(imap.poll_interval_ms)
@@ -34,6 +48,7 @@ pub async fn follow_mailboxes(
                     "mailbox sync failed: {error:#}"
                 );
                 let wait = backoff;
+                metrics.failure(wait);
                 backoff = (backoff * 2).min(Duration::from_millis(imap.max_backoff_ms.max(1000)));
                 wait
             }
@@ -54,7 +69,7 @@ async fn sync_once(
     imap: &ImapConfig,
     tenant: &str,
     always_report: bool,
-) -> Result<()> {
+) -> Result<(usize, usize, usize)> {
     let mut session = ImapSession::connect(imap).await?;
     let server = session.server().to_string();
     let username = imap.username.clone().unwrap_or_default();
@@ -89,8 +104,9 @@ async fn sync_once(
     if sync.next != state {
         sync.next.save(&state_dir)?;
     }
+    let published = report.as_ref().map_or(0, |r| r.published);
+    let dead_lettered = dead + report.as_ref().map_or(0, |r| r.dead_lettered);
     if always_report || changed || sync.fetched > 0 || sync.removed > 0 {
-        let published = report.as_ref().map_or(0, |r| r.published);
         let summary = serde_json::json!({
             "source": "imap",
             "tenant": tenant,
@@ -101,11 +117,15 @@ async fn sync_once(
             "removed": sync.removed,
             "published": published - tombstones.min(published),
             "tombstoned": tombstones,
-            "dead_lettered": dead + report.as_ref().map_or(0, |r| r.dead_lettered),
+            "dead_lettered": dead_lettered,
         });
         println!("{summary}");
     }
-    Ok(())
+    Ok((
+        published - tombstones.min(published),
+        tombstones,
+        dead_lettered,
+    ))
 }
 
 /// Whether waiting may help: the mail server or Kafka is down, not a refused password.

@@ -131,6 +131,10 @@ pub enum IngestSource {
         /// server that cannot be reached is retried with backoff.
         #[arg(long)]
         follow: bool,
+        /// Serve the follower's Prometheus metrics (`GET /metrics`: server up, syncs by
+        /// outcome, published, backoff) on this address.
+        #[arg(long)]
+        metrics_listen: Option<String>,
     },
     /// A file of webhook events, one JSON object per line (as `epigraph gen` writes them):
     /// each line is validated like a `POST /v1/ingest` body; bad lines are dead-lettered with
@@ -237,12 +241,14 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
             tenant,
             mailboxes,
             follow,
+            metrics_listen,
         } => {
             let mut imap = config.imap.clone();
             if !mailboxes.is_empty() {
                 imap.mailboxes = mailboxes;
             }
-            super::imap::follow_mailboxes(config, &imap, &tenant, follow).await
+            let listen = metrics_listen.as_deref();
+            super::imap::follow_mailboxes(config, &imap, &tenant, follow, listen).await
         }
         IngestSource::Events { file, tenant } => {
             super::events::ingest_events(config, &file, &tenant).await
