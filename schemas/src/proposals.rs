@@ -157,6 +157,42 @@ pub struct Proposal {
     /// When it applies by itself (a delayed window), ms since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due_at: Option<i64>,
+    /// What the model extraction behind it cost, as its proposer reported it (the LLM
+    /// extractor, `epigraph llm propose`); absent on other proposals and on older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extraction: Option<ExtractionCost>,
+}
+
+/// The cost of one model extraction: the calls it took (retries included), their tokens, the
+/// time spent waiting for the model, and the price at the configured rates. A proposal served
+/// from the extractor's cache reports the figures of the calls that filled the cache, with
+/// `cached` set.
+///
+/// ```
+/// use epigraph_schemas::proposals::ExtractionCost;
+/// let old: ExtractionCost = serde_json::from_str(r#"{"prompt_tokens": 10}"#).unwrap();
+/// assert_eq!(old.completion_tokens, 0);
+/// assert!(!old.cached);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ExtractionCost {
+    /// The model's name.
+    pub model: Option<String>,
+    /// Chat-completion calls made (the first and every retry).
+    pub calls: u32,
+    /// Prompt tokens over all calls, as the endpoint counted them.
+    pub prompt_tokens: u64,
+    /// Completion tokens over all calls.
+    pub completion_tokens: u64,
+    /// Time spent waiting for the endpoint over all calls, in ms.
+    pub latency_ms: u64,
+    /// Price at `[llm]`'s per-1k-token rates (the currency of those rates).
+    pub cost: f64,
+    /// Served from the cache (no call was made for this proposal).
+    pub cached: bool,
+    /// The cache key: a hash of the unit's prompt, the model and the prompt version.
+    pub key: Option<String>,
 }
 
 /// How long a proposal waits before it applies.
@@ -418,6 +454,7 @@ mod tests {
                     )]),
                     window: Window::Delay { seconds: 5 },
                     due_at: Some(5005),
+                    extraction: None,
                 }),
             },
         };
@@ -425,7 +462,11 @@ mod tests {
         assert_eq!(ProposalRecord::parse(&json).unwrap(), record);
         let text = String::from_utf8(json).unwrap();
         assert!(text.contains(r#""step":"proposed""#), "{text}");
+        assert!(!text.contains("extraction"), "absent, not null: {text}");
         assert_eq!(record.key(), "acme/p1");
+        // A record written before extraction costs existed still reads.
+        let old = text.replace(r#","extraction":null"#, "");
+        assert_eq!(ProposalRecord::parse(old.as_bytes()).unwrap(), record);
     }
 
     #[test]

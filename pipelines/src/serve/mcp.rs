@@ -503,6 +503,7 @@ impl EpigraphMcp {
             read: by.read.into_iter().map(ReadItem::Id).collect(),
             agent: Some(by.agent.unwrap_or_else(|| "agent".into())),
             model: by.model,
+            extraction: None,
         };
         let view = desk
             .propose(

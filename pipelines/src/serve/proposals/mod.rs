@@ -96,6 +96,11 @@ pub struct ProposalRequest {
     pub agent: Option<String>,
     /// The model behind the agent.
     pub model: Option<String>,
+    /// What the model extraction behind the proposal cost (tokens, latency, price), as the
+    /// proposer reports it: written on the proposal as is.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub extraction: Option<epigraph_schemas::proposals::ExtractionCost>,
 }
 
 /// A memory object the proposer read: its id, or its id and the version it saw.
@@ -351,6 +356,7 @@ impl ProposalDesk {
             diff,
             window,
             due_at,
+            extraction: request.extraction,
         };
         self.record(
             tenant,
