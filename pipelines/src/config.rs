@@ -55,6 +55,8 @@ pub struct EpigraphConfig {
     pub serve: ServeConfig,
     /// Governed writes: the review windows of proposals.
     pub governance: crate::governance::GovernanceConfig,
+    /// The optional model extractor (`epigraph llm propose`): off unless `base_url` is set.
+    pub llm: crate::llm::LlmConfig,
     /// Local state of the connectors (manifests of published files). Default
     /// `$EPIGRAPH_HOME/state`.
     pub state_dir: Option<PathBuf>,
@@ -407,7 +409,13 @@ impl EpigraphConfig {
         }
         let env = Env::prefixed("EPIGRAPH_")
             .filter(|key| key.as_str().contains("__") || key == "state_dir")
-            .ignore(&["neo4j__password", "caldav__password", "imap__password"])
+            .ignore(&[
+                "neo4j__password",
+                "caldav__password",
+                "imap__password",
+                "llm__api_key",
+                "llm__server_token",
+            ])
             .split("__");
         figment = figment.merge(env);
         // The password is taken verbatim: the provider above would read `12345678` as a number
@@ -416,6 +424,8 @@ impl EpigraphConfig {
             ("EPIGRAPH_NEO4J__PASSWORD", "neo4j.password"),
             ("EPIGRAPH_CALDAV__PASSWORD", "caldav.password"),
             ("EPIGRAPH_IMAP__PASSWORD", "imap.password"),
+            ("EPIGRAPH_LLM__API_KEY", "llm.api_key"),
+            ("EPIGRAPH_LLM__SERVER_TOKEN", "llm.server_token"),
         ] {
             if let Some(password) = std::env::var_os(var) {
                 let password = password.to_string_lossy().into_owned();
@@ -436,7 +446,14 @@ impl EpigraphConfig {
 }
 
 /// Keys whose values are secrets: never shown in an error.
-const SECRET_KEYS: [&str; 4] = ["password", "token", "tokens", "ingest_tokens"];
+const SECRET_KEYS: [&str; 6] = [
+    "password",
+    "token",
+    "tokens",
+    "ingest_tokens",
+    "api_key",
+    "server_token",
+];
 
 /// The configuration errors with the values of secret keys left out: figment's messages quote
 /// the value they refused (`found string "…", expected a sequence`), which for a password or a
@@ -482,6 +499,8 @@ mod tests {
             role: Default::default(),
         });
         config.serve.ingest_tokens = config.serve.tokens.clone();
+        config.llm.api_key = Some("key-hunter5".into());
+        config.llm.server_token = Some("tok-hunter6".into());
         let shown = format!("{config:?} {config:#?}");
         assert!(!shown.contains("hunter"), "{shown}");
         for (text, key) in [
@@ -491,6 +510,7 @@ mod tests {
                 "[[serve.ingest_tokens]]\ntoken = 5551234\ntenant = \"t\"\n",
                 "serve.ingest_tokens",
             ),
+            ("[llm]\napi_key = 87654321\n", "llm.api_key"),
         ] {
             let path = dir.path().join("epigraph.toml");
             std::fs::write(&path, text).unwrap();

@@ -11,11 +11,13 @@
 //! - [`runtime`]: `epigraph run`.
 //! - [`serve`]: `epigraph serve`: routes, authentication, MCP, live feeds, OpenAPI, proposals.
 //! - [`governance`]: the review windows of proposals (`[governance]`).
+//! - [`llm`]: the optional model extractor, whose answers become proposals (`[llm]`).
 
 pub mod cli;
 pub mod config;
 pub mod eval;
 pub mod governance;
+pub mod llm;
 pub mod publish;
 pub mod runtime;
 pub mod serve;

@@ -8,6 +8,7 @@ mod follower_metrics;
 mod generate;
 mod imap;
 pub(crate) mod ingest;
+pub mod llm;
 mod topic;
 
 use std::path::PathBuf;
@@ -111,6 +112,12 @@ pub enum Command {
         /// Number of events to write (the organisation grows with its square root).
         #[arg(long, default_value_t = 1000)]
         scale: u64,
+    },
+    /// The optional model extractor (`[llm]`): its answers become proposals.
+    Llm {
+        /// What to do.
+        #[command(subcommand)]
+        action: llm::LlmAction,
     },
     /// Avro schemas.
     Schemas {
@@ -231,6 +238,7 @@ pub async fn execute(cli: Cli) -> Result<()> {
         Command::Ingest { source } => ingest::ingest(&config, source).await,
         Command::Feedback { action } => feedback::feedback(&config, action).await,
         Command::Dlq { action } => dlq::dlq(&config, action).await,
+        Command::Llm { action } => llm::llm(&config, action).await,
         Command::Rebuild { tenant } => {
             if let Some(tenant) = &tenant {
                 epigraph_sources::scan::check_tenant(tenant)?;

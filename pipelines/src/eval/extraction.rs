@@ -110,7 +110,7 @@ pub struct LabelledSource {
 }
 
 /// Reads the labelled units and builds their sources from the fixtures folder.
-fn load_real(labels: &Path, fixtures: &Path) -> Result<Vec<LabelledSource>> {
+pub(crate) fn load_real(labels: &Path, fixtures: &Path) -> Result<Vec<LabelledSource>> {
     let text =
         std::fs::read_to_string(labels).with_context(|| format!("reading {}", labels.display()))?;
     let mut by_source: BTreeMap<String, LabelledSource> = BTreeMap::new();

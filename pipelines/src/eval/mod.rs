@@ -9,6 +9,7 @@ pub mod epistemics;
 pub mod extraction;
 pub mod identity;
 pub mod keps;
+pub mod llm;
 pub mod metrics;
 pub mod relations;
 pub mod retrieval;
