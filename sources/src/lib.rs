@@ -21,6 +21,8 @@
 //! - [`topic`]: topics produced by others (Kafka Connect, Debezium): records mapped to events by
 //!   a declarative `[[sources.topic]]` entry.
 //! - [`scan`]: what one pass over a source yields (events and dead letters).
+//! - [`source`]: the [`Source`] trait every one-pass export reader implements (Slack, mbox,
+//!   `.eml`, maildir, iCalendar, BEIR), so the CLI publishes them all one way.
 //! - [`error`]: the typed error shared by all of them, which says whose fault a failure is.
 
 pub mod beir;
@@ -34,6 +36,7 @@ pub mod kafka;
 pub mod mail;
 pub mod scan;
 pub mod slack;
+pub mod source;
 pub mod topic;
 
 #[cfg(test)]
@@ -42,3 +45,4 @@ mod testing;
 pub use epigraph_schemas::now_millis;
 pub use error::{Fault, SourceError};
 pub use scan::Scan;
+pub use source::Source;

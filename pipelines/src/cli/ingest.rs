@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use clap::Subcommand;
 use epigraph_sources::Scan;
 use epigraph_sources::docs::{Manifest, scan_folder};
+use epigraph_sources::source::{BeirCorpus, Eml, IcsFile, Maildir, Mbox, SlackExport, Source};
 
 use crate::config::EpigraphConfig;
 use crate::publish::publish;
@@ -160,7 +161,6 @@ pub enum IngestSource {
 /// Publish a source. Bad items are dead-lettered and counted; only infrastructure failures are
 /// errors (and a non-zero exit).
 pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()> {
-    let max = config.kafka.dead_letter_max_bytes;
     match source {
         IngestSource::Docs {
             dir,
@@ -189,21 +189,32 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
             }
         }
         IngestSource::Slack { dir, tenant } => {
-            let scan =
-                epigraph_sources::slack::read_slack_export(&dir, &tenant, &config.slack, max)?;
-            publish_scan(config, "slack", &dir, &tenant, scan).await
+            let source = SlackExport {
+                dir,
+                config: config.slack.clone(),
+            };
+            publish_source(config, &tenant, &source).await
         }
         IngestSource::Mbox { path, tenant } => {
-            let scan = epigraph_sources::mail::read_mbox(&path, &tenant, &config.mail, max)?;
-            publish_scan(config, "mbox", &path, &tenant, scan).await
+            let source = Mbox {
+                path,
+                config: config.mail.clone(),
+            };
+            publish_source(config, &tenant, &source).await
         }
         IngestSource::Eml { path, tenant } => {
-            let scan = epigraph_sources::mail::read_eml(&path, &tenant, &config.mail, max)?;
-            publish_scan(config, "eml", &path, &tenant, scan).await
+            let source = Eml {
+                path,
+                config: config.mail.clone(),
+            };
+            publish_source(config, &tenant, &source).await
         }
         IngestSource::Maildir { path, tenant } => {
-            let scan = epigraph_sources::mail::read_maildir(&path, &tenant, &config.mail, max)?;
-            publish_scan(config, "maildir", &path, &tenant, scan).await
+            let source = Maildir {
+                path,
+                config: config.mail.clone(),
+            };
+            publish_source(config, &tenant, &source).await
         }
         IngestSource::Ics {
             path,
@@ -215,8 +226,12 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
             ics.window_start = window_start.or(ics.window_start);
             ics.window_end = window_end.or(ics.window_end);
             let now = epigraph_schemas::now_millis();
-            let scan = epigraph_sources::ics::read_ics(&path, &tenant, &ics, max, now)?;
-            publish_scan(config, "ics", &path, &tenant, scan).await
+            let source = IcsFile {
+                path,
+                config: ics,
+                now,
+            };
+            publish_source(config, &tenant, &source).await
         }
         IngestSource::Caldav {
             url,
@@ -254,10 +269,15 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
             super::events::ingest_events(config, &file, &tenant).await
         }
         IngestSource::Beir { dir, tenant } => {
-            let scan = epigraph_sources::beir::read_corpus(&dir, &tenant, max)?;
-            publish_scan(config, "beir", &dir, &tenant, scan).await
+            publish_source(config, &tenant, &BeirCorpus { path: dir }).await
         }
     }
+}
+
+/// Read a one-pass source and publish it ([`publish_scan`]).
+async fn publish_source(config: &EpigraphConfig, tenant: &str, source: &impl Source) -> Result<()> {
+    let scan = source.scan(tenant, config.kafka.dead_letter_max_bytes)?;
+    publish_scan(config, source.name(), source.input(), tenant, scan).await
 }
 
 /// Publish a connector's scan and print the JSON summary. Items whose version was already
