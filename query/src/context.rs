@@ -20,6 +20,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::graph::{EntityCard, MemoryCard};
+use epigraph_schemas::memory::{EpistemicType, Standing};
 use serde::{Deserialize, Serialize};
 
 use crate::rank::{AsOf, show_instant};
@@ -319,7 +320,7 @@ fn item(
     let (valid_from, valid_until) = validity(card, at);
     ContextItem {
         id: card.id.clone(),
-        item_type: card.memory_type.clone(),
+        item_type: card.memory_type.name(),
         text: card.text.clone(),
         standing: Some(AsOf { card, at }.standing().to_string()),
         source_id: Some(card.source_id.clone()),
@@ -548,7 +549,7 @@ pub fn build(input: &ContextInput, budget_tokens: usize, config: &ContextConfig)
             }
         }
         match standing {
-            "superseded" => {
+            Standing::Superseded => {
                 let by: Vec<String> = view.superseded_by().iter().map(|e| e.id.clone()).collect();
                 let note = Some(match by.first().and_then(|id| input.related.get(id)) {
                     Some(newer) => format!("superseded by {} ({})", newer.id, newer.text),
@@ -558,7 +559,7 @@ pub fn build(input: &ContextInput, budget_tokens: usize, config: &ContextConfig)
                 let l = line(&it);
                 superseded.push((vec![it], l));
             }
-            "open" => {
+            Standing::Open => {
                 let held: Vec<String> = view.blocks().iter().map(|e| e.id.clone()).collect();
                 let note = match held.len() {
                     0 => "open question".to_string(),
@@ -569,7 +570,7 @@ pub fn build(input: &ContextInput, budget_tokens: usize, config: &ContextConfig)
                 let l = line(&it);
                 questions.push((vec![it], l));
             }
-            "answered" => {
+            Standing::Answered => {
                 let by: Vec<String> = view.answered_by().iter().map(|e| e.id.clone()).collect();
                 let it = item(
                     card,
@@ -580,7 +581,7 @@ pub fn build(input: &ContextInput, budget_tokens: usize, config: &ContextConfig)
                 let l = line(&it);
                 evidence.push((vec![it], l));
             }
-            _ => {
+            Standing::Current => {
                 let by: Vec<String> = view.blocked_by().iter().map(|e| e.id.clone()).collect();
                 let note = by
                     .first()
@@ -593,9 +594,11 @@ pub fn build(input: &ContextInput, budget_tokens: usize, config: &ContextConfig)
                     .or_else(|| input.via.get(&card.id).cloned());
                 let it = item(card, at, by, note);
                 let l = line(&it);
-                match card.memory_type.as_str() {
-                    "DECISION" | "CONSTRAINT" | "PLAN" => decisions.push((vec![it], l)),
-                    "QUESTION" => questions.push((vec![it], l)),
+                match card.memory_type {
+                    EpistemicType::Decision | EpistemicType::Constraint | EpistemicType::Plan => {
+                        decisions.push((vec![it], l))
+                    }
+                    EpistemicType::Question => questions.push((vec![it], l)),
                     _ => evidence.push((vec![it], l)),
                 }
             }
@@ -672,8 +675,8 @@ mod tests {
     fn card(id: &str, memory_type: &str, standing: &str, text: &str) -> MemoryCard {
         MemoryCard {
             id: id.into(),
-            memory_type: memory_type.into(),
-            standing: standing.into(),
+            memory_type: memory_type.parse().expect("a type"),
+            standing: standing.parse().expect("a standing"),
             text: text.into(),
             source_id: format!("docs/{id}.md"),
             t_valid: Some(1_767_225_600_000),

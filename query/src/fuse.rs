@@ -26,6 +26,8 @@ use epigraph_sinks::lance::ChunkHit;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use epigraph_schemas::memory::Standing;
+
 use crate::expand::{Neighbourhood, NodeKind};
 use crate::graph::MemoryCard;
 use crate::rank::AsOf;
@@ -193,7 +195,7 @@ pub fn documents(
             let view = AsOf { card: &r.card, at };
             // Replaced: its document by a later one, or its best statement by a statement of
             // another document.
-            let by_statement = if view.standing() == "superseded" {
+            let by_statement = if view.standing() == Standing::Superseded {
                 view.superseded_by()
                     .iter()
                     .filter_map(|e| source_of.get(e.id.as_str()))
@@ -393,7 +395,7 @@ pub fn reached_state(
     doc.phi = phi;
     doc.occurred_at = card.occurred_at;
     let view = AsOf { card, at };
-    let by_statement: Vec<String> = if view.standing() == "superseded" {
+    let by_statement: Vec<String> = if view.standing() == Standing::Superseded {
         view.superseded_by()
             .iter()
             .filter_map(|e| source_of(&e.id))

@@ -19,6 +19,8 @@
 //!
 //! Nothing is filtered: superseded and contradicted objects stay reachable, just lower.
 
+use epigraph_schemas::memory::{EpistemicType, Standing};
+
 use crate::error::InstantError;
 use crate::graph::{EdgeRef, MemoryCard};
 use serde::{Deserialize, Serialize};
@@ -314,23 +316,22 @@ impl<'a> AsOf<'a> {
     /// ```
     /// use epigraph_query::rank::AsOf;
     /// use epigraph_query::graph::MemoryCard;
-    /// let card = MemoryCard { standing: "superseded".into(), t_invalid: Some(200), ..Default::default() };
-    /// assert_eq!(AsOf { card: &card, at: None }.standing(), "superseded");
-    /// assert_eq!(AsOf { card: &card, at: Some(150) }.standing(), "current");
+    /// use epigraph_schemas::memory::Standing;
+    /// let card = MemoryCard { standing: Standing::Superseded, t_invalid: Some(200), ..Default::default() };
+    /// assert_eq!(AsOf { card: &card, at: None }.standing(), Standing::Superseded);
+    /// assert_eq!(AsOf { card: &card, at: Some(150) }.standing(), Standing::Current);
     /// ```
-    pub fn standing(&self) -> &'static str {
-        let stored = self.card.standing.as_str();
+    pub fn standing(&self) -> Standing {
         let happened = match (self.at, self.card.t_invalid) {
             (None, _) => true,
             (Some(at), Some(t)) => t <= at,
             (Some(_), None) => true,
         };
-        match (stored, happened) {
-            ("superseded", true) => "superseded",
-            ("superseded", false) => "current",
-            ("answered", true) => "answered",
-            ("answered", false) | ("open", _) => "open",
-            _ => "current",
+        match (self.card.standing, happened) {
+            (Standing::Superseded, true) => Standing::Superseded,
+            (Standing::Superseded, false) | (Standing::Current, _) => Standing::Current,
+            (Standing::Answered, true) => Standing::Answered,
+            (Standing::Answered, false) | (Standing::Open, _) => Standing::Open,
         }
     }
 
@@ -433,8 +434,9 @@ impl RankConfig {
     /// use epigraph_query::rank::{AsOf, Intent, RankConfig};
     /// use epigraph_query::graph::MemoryCard;
     /// let config = RankConfig::default();
-    /// let current = MemoryCard { standing: "current".into(), k: Some(0.5), ..Default::default() };
-    /// let old = MemoryCard { standing: "superseded".into(), k: Some(0.5), ..Default::default() };
+    /// use epigraph_schemas::memory::Standing;
+    /// let current = MemoryCard { standing: Standing::Current, k: Some(0.5), ..Default::default() };
+    /// let old = MemoryCard { standing: Standing::Superseded, k: Some(0.5), ..Default::default() };
     /// let phi = |c: &MemoryCard, q: &str| config.phi(&AsOf { card: c, at: None }, Intent::of(q), None).phi;
     /// assert!(phi(&old, "launch date") < phi(&current, "launch date"));
     /// assert_eq!(phi(&old, "the original launch date"), phi(&current, "the original launch date"));
@@ -445,15 +447,15 @@ impl RankConfig {
         let k = view.card.k.unwrap_or(0.5).clamp(0.0, 1.0);
         let priority = 1.0 - self.k_weight / 2.0 + self.k_weight * k;
         let standing = match view.standing() {
-            "superseded" if !intent.history => self.superseded,
-            "open" if view.card.memory_type == "QUESTION" => {
+            Standing::Superseded if !intent.history => self.superseded,
+            Standing::Open if view.card.memory_type == EpistemicType::Question => {
                 if intent.open_questions {
                     self.open_question_asked
                 } else {
                     self.open_question
                 }
             }
-            "answered" => self.answered_question,
+            Standing::Answered => self.answered_question,
             _ => 1.0,
         } * if view.card.source_status.is_some() && !intent.history {
             self.retired_source
@@ -529,8 +531,8 @@ mod tests {
 
     fn card(standing: &str, memory_type: &str) -> MemoryCard {
         MemoryCard {
-            standing: standing.into(),
-            memory_type: memory_type.into(),
+            standing: standing.parse().expect("a standing"),
+            memory_type: memory_type.parse().expect("a type"),
             k: Some(0.5),
             ..Default::default()
         }

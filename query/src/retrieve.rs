@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use epigraph_schemas::memory::Standing;
 use epigraph_sinks::lance::{SearchHit, SearchMode, SearchRequest};
 
 use crate::graph::MemoryCard;
@@ -80,11 +81,11 @@ impl QueryService {
         for hit in hits {
             let card = cards.remove(&hit.id).unwrap_or_else(|| MemoryCard {
                 id: hit.id.clone(),
-                memory_type: hit.memory_type.clone(),
+                memory_type: hit.memory_type.parse().unwrap_or_default(),
                 text: hit.text.clone(),
                 title: hit.title.clone(),
                 source_id: hit.source_id.clone(),
-                standing: "current".into(),
+                standing: Standing::Current,
                 ..Default::default()
             });
             let view = AsOf {
@@ -94,7 +95,7 @@ impl QueryService {
             if !view.visible() {
                 continue;
             }
-            if !query.include_superseded && view.standing() == "superseded" {
+            if !query.include_superseded && view.standing() == Standing::Superseded {
                 continue;
             }
             let recency = match (span, card.t_valid) {
@@ -188,7 +189,7 @@ pub fn below_successors(ranked: &mut [Ranked], at: Option<i64>, factor: f64) {
             card: &ranked[i].card,
             at,
         };
-        let successors: Vec<usize> = if view.standing() == "superseded" {
+        let successors: Vec<usize> = if view.standing() == Standing::Superseded {
             view.superseded_by()
                 .iter()
                 .filter_map(|e| index.get(&e.id).copied())
@@ -308,7 +309,7 @@ mod tests {
             card: MemoryCard {
                 id: id.into(),
                 source_id: source.into(),
-                standing: "current".into(),
+                standing: Standing::Current,
                 occurred_at: Some(occurred_at),
                 t_valid: Some(occurred_at),
                 ..Default::default()

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use epigraph_schemas::memory::{EpistemicType, Standing};
 use epigraph_sinks::lance::{ChunkHit, SearchHit, SearchMode, SearchRequest};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -14,18 +15,6 @@ use crate::graph::MemoryCard;
 use crate::rank::{AsOf, Intent, RankConfig, parse_instant, show_instant};
 use crate::retrieve::{Ranked, SearchQuery};
 use crate::{QueryError, QueryService, snippet};
-
-const TYPES: [&str; 9] = [
-    "DECISION",
-    "CONSTRAINT",
-    "EVIDENCE",
-    "NARRATIVE",
-    "PLAN",
-    "EVALUATION",
-    "OBSERVATION",
-    "HYPOTHESIS",
-    "QUESTION",
-];
 
 /// `DECISION,plan` → `["DECISION", "PLAN"]`, each checked against the nine types.
 ///
@@ -41,17 +30,12 @@ pub fn parse_types(value: Option<&str>) -> Result<Vec<String>, QueryError> {
     };
     value
         .split(',')
-        .map(|t| t.trim().to_ascii_uppercase())
+        .map(str::trim)
         .filter(|t| !t.is_empty())
         .map(|t| {
-            if TYPES.contains(&t.as_str()) {
-                Ok(t)
-            } else {
-                Err(QueryError::invalid(format!(
-                    "unknown type {t:?}; the types are {}",
-                    TYPES.join(", ")
-                )))
-            }
+            t.parse::<EpistemicType>()
+                .map(EpistemicType::name)
+                .map_err(|e| QueryError::invalid(e.to_string()))
         })
         .collect()
 }
@@ -145,17 +129,19 @@ pub struct SearchResult {
     pub id: String,
     /// Source item id.
     pub source_id: String,
-    /// Epistemic type.
-    #[serde(rename = "type")]
-    pub memory_type: String,
+    /// Epistemic type, upper case (`DECISION`, …).
+    #[serde(rename = "type", with = "epigraph_schemas::memory::type_name")]
+    #[schema(value_type = String, example = "DECISION")]
+    pub memory_type: EpistemicType,
     /// Source title.
     pub title: Option<String>,
     /// The statement, shortened.
     pub snippet: String,
     /// relevance · φ.
     pub score: f64,
-    /// Standing as of the query's instant.
-    pub standing: String,
+    /// Standing as of the query's instant: `current`, `superseded`, `open` or `answered`.
+    #[schema(value_type = String, example = "current")]
+    pub standing: Standing,
     /// Priority K.
     pub k: Option<f64>,
     /// Valid from (ms since the epoch).
@@ -292,11 +278,11 @@ fn result(r: &Ranked, at: Option<i64>, via: &str, explain: bool, intent: Intent)
     SearchResult {
         id: r.card.id.clone(),
         source_id: r.card.source_id.clone(),
-        memory_type: r.card.memory_type.clone(),
+        memory_type: r.card.memory_type,
         title: r.card.title.clone(),
         snippet: snippet(&r.card.text, 300),
         score: r.score,
-        standing: view.standing().to_string(),
+        standing: view.standing(),
         k: r.card.k,
         t_valid: r.card.t_valid,
         t_invalid: r.card.t_invalid,
@@ -369,7 +355,7 @@ pub fn memory_results(
                     hit: SearchHit {
                         id: card.id.clone(),
                         source_id: card.source_id.clone(),
-                        memory_type: card.memory_type.clone(),
+                        memory_type: card.memory_type.name(),
                         title: card.title.clone(),
                         text: card.text.clone(),
                         score: 0.0,

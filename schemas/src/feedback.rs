@@ -191,19 +191,6 @@ pub enum FeedbackError {
 /// The longest text an amendment sets, in bytes.
 pub const MAX_AMENDED_TEXT: usize = 20_000;
 
-/// The names of the nine epistemic types, as the graph writes them.
-pub const EPISTEMIC_TYPES: [&str; 9] = [
-    "DECISION",
-    "CONSTRAINT",
-    "EVIDENCE",
-    "PLAN",
-    "HYPOTHESIS",
-    "OBSERVATION",
-    "EVALUATION",
-    "NARRATIVE",
-    "QUESTION",
-];
-
 /// The longest reason or reviewer name a review carries, in bytes.
 pub const MAX_REVIEW_TEXT: usize = 2000;
 
@@ -260,7 +247,8 @@ pub enum Feedback {
         tenant: String,
         /// The memory object's id.
         node: String,
-        /// Its epistemic type (one of [`EPISTEMIC_TYPES`]).
+        /// Its epistemic type, by its upper-case name
+        /// ([`crate::memory::EpistemicType::name`]).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         memory_type: Option<String>,
         /// Its text.
@@ -403,7 +391,9 @@ impl Feedback {
                     return Err(FeedbackError::EmptyAmendment);
                 }
                 if let Some(t) = memory_type
-                    && !EPISTEMIC_TYPES.contains(&t.as_str())
+                    && !crate::memory::EpistemicType::ALL
+                        .iter()
+                        .any(|known| known.name() == *t)
                 {
                     return Err(FeedbackError::AmendmentType {
                         memory_type: t.clone(),

@@ -9,6 +9,8 @@
 //! - [`feedback`], [`changes`]: the feedback topic's records and the change notices.
 //! - [`graph`]: the graph schema in Neo4j (labels, properties, retired statuses), shared by
 //!   the pipeline's writer and the query core's reads.
+//! - [`memory`]: the memory objects' vocabulary — the nine epistemic types and standings —
+//!   shared by the writer and the readers.
 //! - [`fault`]: whose fault a failure is ([`Fault`]), and the wall clock in ms ([`now_millis`]).
 //!
 //! The `.avsc` files under `avsc/` are the source of truth; the Rust types mirror them and the
@@ -20,6 +22,7 @@ pub mod event;
 pub mod fault;
 pub mod feedback;
 pub mod graph;
+pub mod memory;
 pub mod proposals;
 pub mod records;
 pub mod topics;

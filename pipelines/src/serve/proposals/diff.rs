@@ -5,9 +5,8 @@
 use std::collections::BTreeMap;
 
 use epigraph_query::QueryError;
-use epigraph_schemas::feedback::{
-    EPISTEMIC_TYPES, Feedback, IdentityVerdict, Judged, ReviewVerdict,
-};
+use epigraph_schemas::feedback::{Feedback, IdentityVerdict, Judged, ReviewVerdict};
+use epigraph_schemas::memory::EpistemicType;
 use epigraph_schemas::proposals::{Change, FieldChange};
 use serde_json::{Value, json};
 
@@ -79,15 +78,10 @@ fn edge_field(relation: &str, from: &str, to: &str) -> String {
 }
 
 fn check_type(memory_type: &str) -> Result<String, ApiError> {
-    let upper = memory_type.trim().to_ascii_uppercase();
-    if EPISTEMIC_TYPES.contains(&upper.as_str()) {
-        Ok(upper)
-    } else {
-        Err(ApiError::bad_request(format!(
-            "{memory_type:?} is not an epistemic type: {}",
-            EPISTEMIC_TYPES.join(", ")
-        )))
-    }
+    memory_type
+        .parse::<EpistemicType>()
+        .map(EpistemicType::name)
+        .map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
 fn check_text(what: &str, text: &str, max: usize) -> Result<(), ApiError> {
