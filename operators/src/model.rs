@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+pub use epigraph_schemas::memory::{EpistemicType, Standing};
 use epigraph_schemas::{Party, SourceEvent, SourceKind};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -229,69 +230,6 @@ impl SourceVersion {
     }
 }
 
-/// The nine epistemic types of memory objects (OIDA Table 1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum EpistemicType {
-    /// A choice the organisation made.
-    Decision,
-    /// A rule or limit that must hold.
-    Constraint,
-    /// A fact or measurement offered in support of something.
-    Evidence,
-    /// A story or description without a stronger type.
-    Narrative,
-    /// An intended future action.
-    Plan,
-    /// A judgement of quality or outcome.
-    Evaluation,
-    /// Something noticed.
-    Observation,
-    /// A belief not yet confirmed.
-    Hypothesis,
-    /// An open information need.
-    Question,
-}
-
-impl EpistemicType {
-    /// The nine types in the order of OIDA Table 1 (also the tie-breaking order).
-    pub const ALL: [EpistemicType; 9] = [
-        EpistemicType::Decision,
-        EpistemicType::Constraint,
-        EpistemicType::Evidence,
-        EpistemicType::Narrative,
-        EpistemicType::Plan,
-        EpistemicType::Evaluation,
-        EpistemicType::Observation,
-        EpistemicType::Hypothesis,
-        EpistemicType::Question,
-    ];
-
-    /// The Neo4j label and display name, e.g. `Decision`.
-    pub fn label(self) -> &'static str {
-        match self {
-            EpistemicType::Decision => "Decision",
-            EpistemicType::Constraint => "Constraint",
-            EpistemicType::Evidence => "Evidence",
-            EpistemicType::Narrative => "Narrative",
-            EpistemicType::Plan => "Plan",
-            EpistemicType::Evaluation => "Evaluation",
-            EpistemicType::Observation => "Observation",
-            EpistemicType::Hypothesis => "Hypothesis",
-            EpistemicType::Question => "Question",
-        }
-    }
-
-    /// The upper-case name used in APIs and LanceDB rows, e.g. `DECISION`.
-    ///
-    /// ```
-    /// use epigraph_operators::EpistemicType;
-    /// assert_eq!(EpistemicType::Question.name(), "QUESTION");
-    /// ```
-    pub fn name(self) -> String {
-        self.label().to_ascii_uppercase()
-    }
-}
-
 /// What a unit of text is: what the segmenter finds (`extract::segment`) and the learned typer
 /// reads (`ontology::typer`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -397,40 +335,6 @@ pub struct Provenance {
     pub extractor: String,
     /// Confidence in thousandths: source authority x cue strength.
     pub confidence: u16,
-}
-
-/// Where a memory object or claim stands in time, as the epistemic operators judge it
-/// ([`crate::epistemic`]). Nothing is ever deleted for being out of date: it is demoted.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Standing {
-    /// Holds now.
-    #[default]
-    Current,
-    /// Replaced by a later statement on the same matter (it has `t_invalid`).
-    Superseded,
-    /// A question nobody has answered yet.
-    Open,
-    /// A question a later statement answered (closed at `t_invalid`).
-    Answered,
-}
-
-impl Standing {
-    /// Lower-case name, e.g. `superseded`.
-    ///
-    /// ```
-    /// assert_eq!(epigraph_operators::Standing::Answered.as_str(), "answered");
-    /// ```
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Standing::Current => "current",
-            Standing::Superseded => "superseded",
-            Standing::Open => "open",
-            Standing::Answered => "answered",
-        }
-    }
 }
 
 /// A typed memory object extracted from a source, with its provenance.
@@ -568,6 +472,11 @@ pub struct Relation {
     /// field misaligns everything after it.)
     #[serde(default)]
     pub review: Option<String>,
+    /// Why the relation holds, when a rule can say it in words: on `SAME_AS`, the identity
+    /// evidence that links the member into its component ("same address maya@x — m. chen").
+    /// Empty on every other relation. (Always serialized, like `review`.)
+    #[serde(default)]
+    pub evidence: Vec<String>,
 }
 
 impl Relation {
@@ -600,6 +509,7 @@ impl Relation {
             recorded_at: None,
             support: 1,
             review: None,
+            evidence: Vec::new(),
         }
     }
 }

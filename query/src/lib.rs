@@ -32,4 +32,4 @@ pub mod search;
 pub mod service;
 
 pub use error::{InstantError, QueryError};
-pub use service::{QueryConfig, QueryService, UsageSink, snippet};
+pub use service::{PriorityHistoryRead, QueryConfig, QueryService, UsageSink, snippet};

@@ -1,8 +1,12 @@
 //! The graph reads of the query service: nodes, neighbourhoods, entities, contradictions, open
 //! questions, priorities, timelines and traversals, each as of an instant where it applies.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
+
+use epigraph_schemas::memory::Standing;
 
 use crate::graph::{
     AnsweredQuestion, ContradictionPair, EntityCard, Hop, MemoryCard, NodeView, Subgraph, Validity,
@@ -103,6 +107,10 @@ pub struct PriorityParams {
     pub top: Option<usize>,
     /// Only these epistemic types, comma-separated.
     pub types: Option<String>,
+    /// The ranking at this instant (YYYY-MM-DD, RFC 3339 or ms since the epoch): the memory
+    /// objects valid then, by the K recorded at that instant where K's history reaches back
+    /// (`k_as_of`), by their K now otherwise.
+    pub as_of: Option<String>,
     /// Tenant (development mode only).
     pub tenant: Option<String>,
 }
@@ -110,8 +118,15 @@ pub struct PriorityParams {
 /// Memory objects by priority.
 #[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct PrioritiesResponse {
-    /// Highest K first.
+    /// Highest K first (with `as_of`: highest K then, see `k_as_of`).
     pub priorities: Vec<MemoryCard>,
+    /// The instant asked for (ms since the Unix epoch), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<i64>,
+    /// With `as_of`: K as recorded at that instant, per memory object whose history reaches
+    /// back that far. An object without an entry is ranked by its K now.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub k_as_of: BTreeMap<String, f64>,
 }
 
 /// Parameters of a timeline.
@@ -274,7 +289,7 @@ impl QueryService {
             .await?;
         questions.retain(|q| {
             let view = AsOf { card: q, at };
-            view.visible() && view.standing() == "open"
+            view.visible() && view.standing() == Standing::Open
         });
         Ok(QuestionsResponse { questions })
     }
@@ -300,11 +315,34 @@ impl QueryService {
         params: &PriorityParams,
     ) -> Result<PrioritiesResponse, QueryError> {
         let types = parse_types(params.types.as_deref())?;
-        let priorities = self
+        let top = params.top.unwrap_or(20);
+        let Some(at) = as_of(params.as_of.as_deref())? else {
+            let priorities = self.graph.priorities(tenant, &types, top, None).await?;
+            return Ok(PrioritiesResponse {
+                priorities,
+                as_of: None,
+                k_as_of: BTreeMap::new(),
+            });
+        };
+        // Every object valid then (by K now), re-ranked by K then where the history has it.
+        let valid = self
             .graph
-            .priorities(tenant, &types, params.top.unwrap_or(20))
+            .priorities(tenant, &types, crate::graph::MAX_ROWS, Some(at))
             .await?;
-        Ok(PrioritiesResponse { priorities })
+        let k_as_of: BTreeMap<String, f64> = valid
+            .iter()
+            .filter_map(|m| Some((m.id.clone(), self.k_at(tenant, &m.id, at)?)))
+            .collect();
+        let priorities = rank_as_of(valid, &k_as_of, top);
+        let k_as_of = k_as_of
+            .into_iter()
+            .filter(|(id, _)| priorities.iter().any(|m| &m.id == id))
+            .collect();
+        Ok(PrioritiesResponse {
+            priorities,
+            as_of: Some(at),
+            k_as_of,
+        })
     }
 
     /// Supersession history of a subject, as of an instant.
@@ -393,4 +431,27 @@ impl QueryService {
             paths,
         })
     }
+}
+
+/// The `top` of `cards` by K at an instant: `k_then[id]` where the history has it, the card's
+/// K now otherwise; ties keep the graph's order (K now, then id).
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use epigraph_query::graph::MemoryCard;
+/// use epigraph_query::reads::rank_as_of;
+/// let card = |id: &str, k: f64| MemoryCard { id: id.into(), k: Some(k), ..Default::default() };
+/// let then = BTreeMap::from([("a".to_string(), 0.1)]);
+/// let ranked = rank_as_of(vec![card("a", 0.9), card("b", 0.5)], &then, 2);
+/// assert_eq!(ranked.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["b", "a"]);
+/// ```
+pub fn rank_as_of(
+    mut cards: Vec<MemoryCard>,
+    k_then: &BTreeMap<String, f64>,
+    top: usize,
+) -> Vec<MemoryCard> {
+    let k = |m: &MemoryCard| k_then.get(&m.id).copied().or(m.k).unwrap_or(-1.0);
+    cards.sort_by(|a, b| k(b).total_cmp(&k(a)));
+    cards.truncate(top);
+    cards
 }

@@ -44,6 +44,14 @@ pub trait UsageSink: Send + Sync + std::fmt::Debug {
     fn retrieved(&self, tenant: &str, ids: Vec<String>);
 }
 
+/// K as it was: the samples of each memory object's priority over time (the query service
+/// keeps them from the priorities topic), read for rankings `as_of` an instant.
+pub trait PriorityHistoryRead: Send + Sync + std::fmt::Debug {
+    /// K of `node` as last recorded at or before `at` (ms since the Unix epoch), if the
+    /// history reaches back that far.
+    fn k_at(&self, tenant: &str, node: &str, at: i64) -> Option<f64>;
+}
+
 /// The stores and limits every query is answered from.
 #[derive(Clone, Debug)]
 pub struct QueryService {
@@ -51,6 +59,7 @@ pub struct QueryService {
     pub(crate) graph: GraphReader,
     pub(crate) config: Arc<QueryConfig>,
     usage: Option<Arc<dyn UsageSink>>,
+    history: Option<Arc<dyn PriorityHistoryRead>>,
 }
 
 impl QueryService {
@@ -66,7 +75,19 @@ impl QueryService {
             graph,
             config: Arc::new(config),
             usage,
+            history: None,
         }
+    }
+
+    /// With K's history, for priorities `as_of` an instant.
+    pub fn with_history(mut self, history: Arc<dyn PriorityHistoryRead>) -> Self {
+        self.history = Some(history);
+        self
+    }
+
+    /// K of `node` as recorded at or before `at`, when a history is attached and reaches back.
+    pub fn k_at(&self, tenant: &str, node: &str, at: i64) -> Option<f64> {
+        self.history.as_ref()?.k_at(tenant, node, at)
     }
 
     /// The LanceDB tables read (for health checks and counts).

@@ -119,7 +119,7 @@ pub const PRIORITY_PROPERTIES: [&str; 10] = [
 pub const PRIORITY_HASH: &str = "priority_hash";
 
 /// Properties of every relationship (besides its provenance, when it has one).
-pub const RELATIONSHIP_PROPERTIES: [&str; 7] = [
+pub const RELATIONSHIP_PROPERTIES: [&str; 8] = [
     "tenant",
     "support",
     "t_valid",
@@ -128,6 +128,8 @@ pub const RELATIONSHIP_PROPERTIES: [&str; 7] = [
     "temporal_type",
     // `"confirmed"` on a judgement a reviewer confirmed.
     "review",
+    // On `SAME_AS` only: the identity evidence in words.
+    "evidence",
 ];
 
 /// `Status:` values by which a document declares itself no longer in force.

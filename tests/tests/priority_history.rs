@@ -82,6 +82,46 @@ async fn a_contradiction_shows_in_the_history_of_k_and_among_the_movers() {
     assert!(ids("fallers").contains(&sheet), "{movers}");
     assert!(ids("risers").contains(&memo), "new since: {movers}");
     assert_eq!(movers["fallers"][0]["card"]["text"], SHEET, "{movers}");
+
+    // Priorities as of the instant between the two runs: the sheet ranked by K then (before
+    // the memo contradicted it); the memo, valid then by its date but without K recorded then,
+    // by its K now (no entry in k_as_of).
+    let then = server.get(&format!(
+        "/v1/priorities?tenant={tenant}&top=50&as_of={between}"
+    ));
+    assert_eq!(then["as_of"].as_i64(), Some(between), "{then}");
+    let k_then = then["k_as_of"][&sheet]
+        .as_f64()
+        .expect("the sheet's K then");
+    assert!((k_then - k_alone).abs() < 1e-6, "{then}");
+    assert!(then["k_as_of"].get(&memo).is_none(), "{then}");
+    let listed: Vec<&str> = then["priorities"]
+        .as_array()
+        .expect("priorities")
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert!(
+        listed.contains(&sheet.as_str()) && listed.contains(&memo.as_str()),
+        "{then}"
+    );
+    // Now: ranked by K now, no k_as_of.
+    let now = server.get(&format!("/v1/priorities?tenant={tenant}&top=50"));
+    assert!(
+        now.get("k_as_of").is_none() && now.get("as_of").is_none(),
+        "{now}"
+    );
+    // Before the sheet was written (day −1): nothing was valid then.
+    let before = server.get(&format!(
+        "/v1/priorities?tenant={tenant}&top=50&as_of={}",
+        epigraph_tests::corpus::T0 - 86_400_000
+    ));
+    assert_eq!(
+        before["priorities"].as_array().map(Vec::len),
+        Some(0),
+        "{before}"
+    );
+
     let (status, _) = epigraph_tests::http_get(&format!(
         "{}/v1/priorities/movers?tenant={tenant}&since=yesterday-ish",
         server.base

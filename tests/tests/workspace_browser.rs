@@ -144,6 +144,15 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
             "Mateo Rossi will own the BlueWave renewal.",
             Some("Mateo Rossi"),
         ),
+        // The same person under an initial and the same address: an identity link with its
+        // evidence on the entity page, and "Not the same" splits it.
+        serde_json::json!({
+            "kind": "chat", "source_id": "bw/b", "op": "upsert", "title": "bw/b",
+            "body": "M. Rossi has moved the BlueWave renewal call to Thursday.",
+            "occurred_at": T0 + 5 * DAY,
+            "authors": [{"name": "M. Rossi", "address": "mateo.rossi@acme.example"}],
+        })
+        .to_string(),
         // Refused by the connector: a dead letter for the health page.
         r#"{"kind": "fax", "source_id": "fax/1", "body": "a fax"}"#.to_string(),
     ];
@@ -286,6 +295,7 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
             "priorities",
             "questions",
             "entity",
+            "identity",
             "timeline",
             "contradiction-live",
             "reviews",
@@ -298,8 +308,10 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
         "priorities",
         "questions",
         "entity",
+        "entity-identity",
         "timeline",
         "timeline-as-of",
+        "priorities-as-of",
         "contradictions",
         "contradictions-new",
         "reviews",

@@ -16,6 +16,8 @@
 //! Components over the evidence are computed with `iterate` (label propagation, the smallest id
 //! wins), so the canonical id is deterministic. Nothing is merged destructively: each member
 //! gets a `SAME_AS` edge to its canonical entity and keeps its own node, aliases and mentions.
+//! The edge carries its evidence in words (`Relation::evidence`, at most [`MAX_EVIDENCE`]):
+//! each reason that links the member to another entity of the component, naming that entity.
 
 use differential_dataflow::VecCollection;
 use differential_dataflow::lattice::Lattice;
@@ -162,8 +164,10 @@ where
         .distinct();
     let address_pairs = by_address
         .clone()
-        .join_map(by_address, |_, a, b| (a.clone(), b.clone()))
-        .filter(|(a, b)| a < b);
+        .join_map(by_address, |(_, address), a, b| {
+            ((a.clone(), b.clone()), format!("same address {address}"))
+        })
+        .filter(|((a, b), _)| a < b);
     // Name blocks: people by last name and by first name, other kinds by prefix.
     let blocks = entities
         .clone()
@@ -200,20 +204,22 @@ where
                 let full: Vec<usize> = (0..keys.len()).filter(|i| keys[*i].contains(' ')).collect();
                 if let [only] = full.as_slice() {
                     for i in (0..keys.len()).filter(|i| !keys[*i].contains(' ')) {
-                        out.push((ordered(ids[i], ids[*only]), 1));
+                        let why = format!("the only {:?} of the tenant", keys[*only]);
+                        out.push(((ordered(ids[i], ids[*only]), why), 1));
                     }
                 }
             } else if members.len() <= 200 {
                 for (i, j) in block_pairs(kind, &keys) {
-                    out.push((ordered(ids[i], ids[j]), 1));
+                    let why = format!("names {:?} and {:?}", keys[i], keys[j]);
+                    out.push(((ordered(ids[i], ids[j]), why), 1));
                 }
             }
         })
-        .map(|(_, pair)| pair);
+        .map(|(_, evidence)| evidence);
     let same_verdicts = verdicts
         .clone()
         .filter(|v| v.same)
-        .map(|v| ordered(&v.a, &v.b));
+        .map(|v| (ordered(&v.a, &v.b), "a reviewer said the same".to_string()));
     // Stated aliases between entities that exist.
     let seen = entities.clone().map(|e| e.id).distinct();
     let stated = aliases
@@ -222,20 +228,32 @@ where
         .semijoin(seen.clone())
         .map(|(a, b)| (b, a))
         .semijoin(seen)
-        .map(|(b, a)| ordered(&a, &b));
+        .map(|(b, a)| (ordered(&a, &b), "a stated alias".to_string()));
     let distinct_pairs = verdicts
         .filter(|v| !v.same)
         .map(|v| (ordered(&v.a, &v.b), ()))
         .distinct();
-    let evidence = address_pairs
+    // Every reason two entities are linked, minus the pairs a reviewer said are distinct.
+    let reasons = address_pairs
         .concat(blocks)
         .concat(same_verdicts)
         .concat(stated)
         .distinct()
-        .map(|pair| (pair, ()))
-        .antijoin(distinct_pairs.map(|(pair, ())| pair))
-        .map(|(pair, ())| pair);
+        .antijoin(distinct_pairs.map(|(pair, ())| pair));
+    let evidence = reasons.clone().map(|(pair, _)| pair).distinct();
     let edges = evidence.clone().concat(evidence.map(|(a, b)| (b, a)));
+    // What links each entity to the others of its component, in words, naming the other.
+    let names = entities.clone().map(|e| (e.id, e.key));
+    let said = reasons
+        .flat_map(|((a, b), why)| [(b.clone(), (a.clone(), why.clone())), (a, (b, why))])
+        .join_map(names, |_other, (node, why), other_name| {
+            (node.clone(), format!("{why} — {other_name}"))
+        })
+        .reduce(|_node, whys, out| {
+            let mut all: Vec<String> = whys.iter().map(|(w, _)| (*w).clone()).collect();
+            all.truncate(MAX_EVIDENCE);
+            out.push((all, 1))
+        });
     let nodes = entities.clone().map(|e| (e.id.clone(), e.id));
     let labels = nodes.clone().iterate(|scope, inner| {
         let edges = edges.enter(scope);
@@ -247,13 +265,20 @@ where
             .concat(nodes)
             .reduce(|_node, labels, out| out.push((labels[0].0.clone(), 1)))
     });
-    labels.filter(|(node, label)| node != label).join_map(
-        entities.map(|e| (e.id, e.tenant)),
-        |node, label, tenant| {
-            GraphElement::Relation(Relation::structural(tenant, SAME_AS, node, label, None))
-        },
-    )
+    labels
+        .filter(|(node, label)| node != label)
+        .join_map(entities.map(|e| (e.id, e.tenant)), |node, label, tenant| {
+            (node.clone(), (label.clone(), tenant.clone()))
+        })
+        .join_map(said, |node, (label, tenant), evidence| {
+            let mut edge = Relation::structural(tenant, SAME_AS, node, label, None);
+            edge.evidence = evidence.clone();
+            GraphElement::Relation(edge)
+        })
 }
+
+/// At most this many reasons are written on one `SAME_AS` edge.
+pub const MAX_EVIDENCE: usize = 8;
 
 fn ordered(a: &str, b: &str) -> (String, String) {
     if a <= b {

@@ -303,6 +303,13 @@ fn relation_write(r: &epigraph_operators::Relation, content_hash: String) -> Rel
         ),
         ("review".to_string(), r.review.clone().into()),
     ]);
+    // Only identity links carry evidence; other relations keep their content hash.
+    if !r.evidence.is_empty() {
+        props.insert(
+            "evidence".to_string(),
+            PropValue::TextList(r.evidence.clone()),
+        );
+    }
     if let Some(p) = &r.provenance {
         provenance_props(&mut props, p);
     }
@@ -562,6 +569,10 @@ mod tests {
                 node.label
             );
         }
+        // Identity links carry their evidence (the sample has none to merge).
+        let mut same = epigraph_operators::Relation::structural("acme", "SAME_AS", "a", "b", None);
+        same.evidence = vec!["same address a@acme.example — b".into()];
+        relation_props.extend(relation_write(&same, String::new()).props.keys().cloned());
         let allowed: BTreeSet<String> = RELATIONSHIP_PROPERTIES
             .iter()
             .chain(PROVENANCE_PROPERTIES.iter())

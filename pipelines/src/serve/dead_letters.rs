@@ -7,7 +7,7 @@
 //! letter whose tenant could not be read (a payload too broken to say) is listed to no tenant:
 //! it stays on the topic for an operator.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, RwLock};
 
 use axum::Json;
@@ -36,6 +36,9 @@ pub struct DeadLetterView {
     pub stage: String,
     /// Where it came from: a file with line or byte offset, or `topic/partition@offset`.
     pub location: String,
+    /// The source it came from: the location without its position (the file, mailbox,
+    /// calendar object or topic).
+    pub source: String,
     /// When (ms since the Unix epoch).
     pub at: i64,
     /// The raw item's size before capping, in bytes.
@@ -55,6 +58,7 @@ impl DeadLetterView {
             reason: letter.reason.clone(),
             stage: letter.stage.clone(),
             location: letter.location.clone(),
+            source: source_of(&letter.location).to_string(),
             at: letter.at,
             raw_size: letter.raw_size,
             raw_base64: letter.raw_base64.clone(),
@@ -70,6 +74,9 @@ impl DeadLetterView {
 pub struct DeadLetterParams {
     /// Only letters refused by this stage (`run`, `docs`, `mail`, `slack`, `ics`, `webhook`, …).
     pub stage: Option<String>,
+    /// Only letters from this source, or from under it: a file, a folder, a mailbox, a topic
+    /// (a prefix of `source`).
+    pub source: Option<String>,
     /// Most letters (default 100, at most 1000).
     pub limit: Option<usize>,
     /// Tenant (development mode only).
@@ -85,6 +92,35 @@ pub struct DeadLettersResponse {
     pub total: usize,
     /// Letters per stage, for the tenant.
     pub by_stage: HashMap<String, usize>,
+    /// Letters per source, for the tenant.
+    pub by_source: BTreeMap<String, usize>,
+}
+
+/// The source a dead letter's location names: the location without its position — a line
+/// (`:12`), a byte offset (`@4096 (message 3)`) or a partition and offset (`/0@17`).
+///
+/// ```
+/// use epigraph::serve::dead_letters::source_of;
+/// assert_eq!(source_of("notes/a.jsonl:12"), "notes/a.jsonl");
+/// assert_eq!(source_of("mail/inbox.mbox@4096 (message 3)"), "mail/inbox.mbox");
+/// assert_eq!(source_of("acme.events/0@17"), "acme.events");
+/// assert_eq!(source_of("docs/plan.md"), "docs/plan.md");
+/// ```
+pub fn source_of(location: &str) -> &str {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let location = location.split(" (").next().unwrap_or(location);
+    if let Some((head, offset)) = location.rsplit_once('@')
+        && digits(offset)
+    {
+        return match head.rsplit_once('/') {
+            Some((topic, partition)) if digits(partition) => topic,
+            _ => head,
+        };
+    }
+    match location.rsplit_once(':') {
+        Some((head, line)) if digits(line) => head,
+        _ => location,
+    }
 }
 
 /// The newest dead letters per tenant, read from the dead-letter topic.
@@ -122,18 +158,29 @@ impl DeadLetterLog {
         }
     }
 
-    /// The tenant's letters, newest first, filtered by `stage`, at most `limit`.
-    pub fn list(&self, tenant: &str, stage: Option<&str>, limit: usize) -> DeadLettersResponse {
+    /// The tenant's letters, newest first, filtered by `stage` and by `source` (a prefix), at
+    /// most `limit`.
+    pub fn list(
+        &self,
+        tenant: &str,
+        stage: Option<&str>,
+        source: Option<&str>,
+        limit: usize,
+    ) -> DeadLettersResponse {
         let by_tenant = self.by_tenant.read().expect("dead letters lock");
         let held = by_tenant.get(tenant);
         let mut by_stage = HashMap::new();
+        let mut by_source = BTreeMap::new();
         for letter in held.into_iter().flatten() {
             *by_stage.entry(letter.stage.clone()).or_insert(0) += 1;
+            *by_source.entry(letter.source.clone()).or_insert(0) += 1;
         }
+        let source = source.map(str::trim).filter(|s| !s.is_empty());
         let mut letters: Vec<DeadLetterView> = held
             .into_iter()
             .flatten()
             .filter(|l| stage.is_none_or(|s| l.stage == s))
+            .filter(|l| source.is_none_or(|s| l.source.starts_with(s)))
             .cloned()
             .collect();
         letters.sort_by_key(|l| std::cmp::Reverse(l.at));
@@ -142,6 +189,7 @@ impl DeadLetterLog {
             letters,
             total: held.map_or(0, VecDeque::len),
             by_stage,
+            by_source,
         }
     }
 }
@@ -158,6 +206,7 @@ pub async fn dead_letters(
     Ok(Json(state.dead_letters.list(
         &tenant,
         params.stage.as_deref(),
+        params.source.as_deref(),
         limit,
     )))
 }

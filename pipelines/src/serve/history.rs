@@ -187,6 +187,14 @@ impl PriorityHistory {
     }
 }
 
+impl epigraph_query::PriorityHistoryRead for PriorityHistory {
+    fn k_at(&self, tenant: &str, node: &str, at: i64) -> Option<f64> {
+        let samples = self.samples.read().expect("history lock");
+        let node = samples.get(&(tenant.to_string(), node.to_string()))?;
+        node.iter().rev().find(|s| s.at_ms <= at).map(|s| s.k)
+    }
+}
+
 /// A node's history of K and its terms, oldest first.
 #[utoipa::path(get, path = "/v1/priorities/history", tag = "graph", params(HistoryParams),
     responses((status = 200, body = HistoryResponse)))]

@@ -265,7 +265,7 @@ async fn read(state: &AppState, key: &FeedKey) -> Result<Read, QueryError> {
         state
             .query()
             .graph()
-            .priorities(&key.tenant, &key.types, key.top),
+            .priorities(&key.tenant, &key.types, key.top, None),
         state.query().contradictions(&key.tenant, &list),
         state.query().questions(&key.tenant, &list),
     )?;

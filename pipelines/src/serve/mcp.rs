@@ -215,6 +215,9 @@ pub struct PriorityArgs {
     pub top: Option<usize>,
     /// Only these epistemic types, comma-separated.
     pub types: Option<String>,
+    /// The ranking at this instant (YYYY-MM-DD, RFC 3339 or ms since the epoch): the memory
+    /// objects valid then, by K as recorded then where the history reaches back.
+    pub as_of: Option<String>,
 }
 
 /// Arguments of `get_timeline`.
@@ -726,7 +729,7 @@ impl EpigraphMcp {
     }
 
     #[tool(
-        description = "The memory objects of highest priority K now (OIDA Eq. 1: structural importance, urgency, uncertainty, evidence, usage and contradiction penalty), with the terms of each.",
+        description = "The memory objects of highest priority K (OIDA Eq. 1: structural importance, urgency, uncertainty, evidence, usage and contradiction penalty), with the terms of each; now, or as_of an instant (the objects valid then, by K as recorded then).",
         annotations(read_only_hint = true)
     )]
     async fn list_priorities(
@@ -737,6 +740,7 @@ impl EpigraphMcp {
         let params = PriorityParams {
             top: args.top,
             types: args.types,
+            as_of: args.as_of,
             tenant: None,
         };
         answer(&parts, |tenant| async move {

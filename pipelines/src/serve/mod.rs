@@ -82,15 +82,17 @@ impl AppState {
         usage: Option<UsageReporter>,
     ) -> Self {
         let usage: Option<Arc<dyn UsageSink>> = usage.map(|u| Arc::new(u) as Arc<dyn UsageSink>);
+        let history = history::PriorityHistory::default();
         AppState {
-            query: QueryService::new(lance, graph, config.query_config(), usage),
+            query: QueryService::new(lance, graph, config.query_config(), usage)
+                .with_history(Arc::new(history.clone())),
             config: Arc::new(config),
             webhook,
             live: live::LiveHub::default(),
             reviews: None,
             proposals: None,
             dead_letters: dead_letters::DeadLetterLog::default(),
-            history: history::PriorityHistory::default(),
+            history,
         }
     }
 

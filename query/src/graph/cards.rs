@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use epigraph_schemas::memory::{EpistemicType, Standing};
 use serde::{Deserialize, Serialize};
 
 /// One end of an epistemic edge (`CONTRADICTS`, `SUPERSEDES`, `ANSWERS`) with the edge's times.
@@ -24,8 +25,11 @@ pub struct EdgeRef {
 pub struct MemoryCard {
     /// Memory object id.
     pub id: String,
-    /// Epistemic type, upper case (`DECISION`, …).
-    pub memory_type: String,
+    /// Epistemic type, upper case: `DECISION`, `CONSTRAINT`, `EVIDENCE`, `NARRATIVE`, `PLAN`,
+    /// `EVALUATION`, `OBSERVATION`, `HYPOTHESIS` or `QUESTION`.
+    #[serde(with = "epigraph_schemas::memory::type_name")]
+    #[schema(value_type = String, example = "DECISION")]
+    pub memory_type: EpistemicType,
     /// The statement.
     pub text: String,
     /// Title of its source.
@@ -37,7 +41,8 @@ pub struct MemoryCard {
     /// When the source was written (ms since the Unix epoch).
     pub occurred_at: Option<i64>,
     /// `current`, `superseded`, `open` or `answered`.
-    pub standing: String,
+    #[schema(value_type = String, example = "current")]
+    pub standing: Standing,
     /// Priority K in [0, 1] (Eq. 1), once computed.
     pub k: Option<f64>,
     /// The terms of K, once computed: why it stands where it does.
@@ -145,9 +150,26 @@ pub struct EntityCard {
     /// Ids of the entities merged into it by identity resolution (`SAME_AS`).
     #[serde(default)]
     pub merged: Vec<String>,
+    /// The same merges with their evidence: why identity resolution joined each member.
+    #[serde(default)]
+    pub identity_links: Vec<IdentityLink>,
     /// Vocabulary relations of the component's members.
     #[serde(default)]
     pub relations: Vec<EntityRelation>,
+}
+
+/// An entity merged into a canonical one (`SAME_AS`), and why.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct IdentityLink {
+    /// The merged entity's id.
+    pub id: String,
+    /// Its name.
+    pub name: Option<String>,
+    /// The evidence, in words: each reason linking it to another entity of the component
+    /// ("same address maya@x — m. chen", "names \"fred mazur\" and \"frederick mazur\" — …",
+    /// "a reviewer said the same — …", "a stated alias — …").
+    #[serde(default)]
+    pub evidence: Vec<String>,
 }
 
 /// A vocabulary relation seen from an entity.

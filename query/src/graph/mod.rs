@@ -21,7 +21,7 @@ mod cards;
 mod walk;
 pub use cards::{
     AnsweredQuestion, ClaimRef, ContradictionPair, EdgeRef, EdgeView, EntityCard, EntityRelation,
-    MemoryCard, MemoryState, NodeView, PriorityTerms, Subgraph,
+    IdentityLink, MemoryCard, MemoryState, NodeView, PriorityTerms, Subgraph,
 };
 
 /// Cypher projection of a memory node `m` into a [`MemoryCard`].
@@ -64,6 +64,7 @@ const ENTITY_TAIL: &str = " \
              RETURN canon.id AS id, canon.kind AS kind, canon.name AS name, \
                [n IN names WHERE n <> canon.name] AS aliases, addresses, canon.mentions AS mentions, \
                [x IN members WHERE x <> canon | x.id] AS merged, \
+               [(o)-[s:SAME_AS]->(canon) | {id: o.id, name: o.name, evidence: coalesce(s.evidence, [])}] AS identity_links, \
                reduce(acc = [], x IN members | acc + \
                  [(x)-[r]->(y:Entity) WHERE type(r) <> 'SAME_AS' AND ($at < 0 OR ((r.t_valid IS NULL OR r.t_valid <= $at) AND (r.t_invalid IS NULL OR r.t_invalid > $at))) | {type: type(r), direction: 'out', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}] + \
                  [(y:Entity)-[r]->(x) WHERE type(r) <> 'SAME_AS' AND ($at < 0 OR ((r.t_valid IS NULL OR r.t_valid <= $at) AND (r.t_invalid IS NULL OR r.t_invalid > $at))) | {type: type(r), direction: 'in', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}]) AS relations \
@@ -295,21 +296,26 @@ impl GraphReader {
         Ok(cards.into_iter().map(|c| (c.id.clone(), c)).collect())
     }
 
-    /// Memory objects by descending K, optionally of some types only (`DECISION`, …).
+    /// Memory objects by descending K, optionally of some types only (`DECISION`, …) and only
+    /// those valid at `valid_at` (ms since the Unix epoch).
     pub async fn priorities(
         &self,
         tenant: &str,
         types: &[String],
         top: usize,
+        valid_at: Option<i64>,
     ) -> Result<Vec<MemoryCard>, QueryError> {
         let text = format!(
             "MATCH (m:Memory) WHERE m.tenant = $tenant AND (size($types) = 0 OR m.type IN $types) \
+             AND ($at < 0 OR ((m.t_valid IS NULL OR m.t_valid <= $at) AND \
+                              (m.t_invalid IS NULL OR m.t_invalid > $at))) \
              WITH m ORDER BY coalesce(m.k, -1.0) DESC, m.id LIMIT $top RETURN {card}",
             card = CARD.as_str()
         );
         let q = query(&text)
             .param("tenant", tenant)
             .param("types", types.to_vec())
+            .param("at", valid_at.unwrap_or(-1))
             .param("top", top.min(MAX_ROWS) as i64);
         self.rows(q, "reading priorities").await
     }

@@ -38,6 +38,8 @@ export async function entityPage(view, { query, stale }) {
   if (stale()) return;
   if (!entities.length) { body.innerHTML = `<p class="muted">No entity is known by ${esc(name)}.</p>`; return; }
   const entity = entities.find((e) => e.id === id || e.merged.includes(id)) || entities[0];
+  // Older servers answer merged ids only: show those without evidence.
+  const links = entity.identity_links ?? entity.merged.map((m) => ({ id: m, name: null, evidence: [] }));
   body.innerHTML = `
     ${entities.length > 1 ? `<p class="muted small">also: ${entities.filter((e) => e !== entity).map((e) => `<a href="#/entity?id=${encodeURIComponent(e.id)}&name=${encodeURIComponent(e.name)}">${esc(e.name)}</a> (${esc(e.kind)})`).join(", ")}</p>` : ""}
     <div class="split">
@@ -45,7 +47,8 @@ export async function entityPage(view, { query, stale }) {
     <dl class="edges"><dt>aliases</dt><dd id="aliases">${entity.aliases.map(esc).join(", ") || '<span class="muted">none</span>'}</dd>
     ${entity.addresses.length ? `<dt>addresses</dt><dd>${entity.addresses.map(esc).join(", ")}</dd>` : ""}
     <dt>mentions</dt><dd>${entity.mentions ?? 0}</dd>
-    <dt>same as</dt><dd id="same-as">${entity.merged.length ? entity.merged.map((m) => `<span class="merged"><code>${esc(m)}</code> ${reviewOf("SAME_AS", m, entity.id)?.verdict === "reject" ? '<span class="badge rejected" data-review="reject">split requested</span>' : `<button type="button" class="split" data-merged="${esc(m)}" title="an identity verdict: these are different entities">Not the same</button>`}</span>`).join(" ") + ' <span class="muted small">(merged by identity resolution: SAME_AS; "Not the same" records a reviewer\'s verdict and splits them at the pipeline\'s next epoch)</span>' : '<span class="muted">no identity links</span>'}</dd></dl>
+    <dt>same as</dt><dd id="same-as">${links.length ? `<ul class="plain identity">${links.map((l) => `<li class="merged" data-merged="${esc(l.id)}"><strong>${esc(l.name || l.id)}</strong> <code class="small">${esc(l.id.slice(0, 12))}</code> ${reviewOf("SAME_AS", l.id, entity.id)?.verdict === "reject" ? '<span class="badge rejected" data-review="reject">split requested</span>' : `<button type="button" class="unmerge" data-merged="${esc(l.id)}" title="an identity verdict: these are different entities">Not the same</button>`}
+      ${l.evidence.length ? `<ul class="evidence small">${l.evidence.map((e) => `<li>${esc(e)}</li>`).join("")}</ul>` : '<div class="muted small">no evidence recorded (written before evidence was kept)</div>'}</li>`).join("")}</ul><span class="muted small">Merged by identity resolution (SAME_AS), with the evidence that linked each; "Not the same" records a reviewer\'s verdict and splits them at the pipeline\'s next epoch.</span>` : '<span class="muted">no identity links</span>'}</dd></dl>
     <h3>Relations</h3>${settings.asOf != null ? '<p class="note">Valid as of the chosen instant.</p>' : '<p class="muted small">An ended relation shows its end date ("now reports to …", "left …").</p>'}
     <table class="list" id="relations"><thead><tr><th>relation</th><th>with</th><th>since</th><th>sources</th></tr></thead><tbody>
     ${entity.relations.map((r) => `<tr${r.t_invalid && r.t_invalid <= (settings.asOf ?? Date.now()) ? ' class="ended"' : ""}><td>${r.direction === "out" ? "→" : "←"} ${esc(r.type)}</td><td><a href="#/entity?id=${encodeURIComponent(r.id)}&name=${encodeURIComponent(r.name || "")}">${esc(r.name || r.id)}</a></td>
@@ -57,7 +60,7 @@ export async function entityPage(view, { query, stale }) {
     <div id="graph" role="img" aria-label="neighbourhood graph of ${esc(entity.name)}"></div>
     <p class="legend small">${Object.entries(EDGE_COLOURS).map(([t, c]) => `<span><i style="background:${c}"></i>${t}</span>`).join(" ")}</p></section></div>`;
   body.querySelector("#same-as").addEventListener("click", async (event) => {
-    const button = event.target.closest("button.split");
+    const button = event.target.closest("button.unmerge");
     if (!button) return;
     button.disabled = true;
     try {

@@ -53,7 +53,7 @@ export async function healthPage(view, { reason, stale }) {
     fetch("/metrics/pipeline").then(async (r) => (r.ok ? r.text() : { error: (await r.json().catch(() => null))?.error?.message || `/metrics/pipeline: ${r.status}` }))
       .catch((e) => ({ error: e.message })),
     api("/healthz").catch((e) => ({ status: e.message })),
-    api("/v1/dead-letters", { query: { limit: 100, stage: deadView.stage } }).catch((e) => ({ error: e.message, status: e.status })),
+    api("/v1/dead-letters", { query: { limit: 100, stage: deadView.stage, source: deadView.source } }).catch((e) => ({ error: e.message, status: e.status })),
   ]);
   if (stale()) return;
   const samples = parseMetrics(text);
@@ -95,6 +95,14 @@ export async function healthPage(view, { reason, stale }) {
     For history, Prometheus and Grafana: <code>deploy/prometheus/prometheus.yml</code> scrapes both, <code>deploy/grafana/epigraph.json</code> charts them.</p>`;
   drawChart(view.querySelector("#chart"));
   view.querySelector("#dlstage")?.addEventListener("change", (e) => { deadView.stage = e.target.value; render({ reason: "filter" }); });
+  view.querySelector("#dead-letters")?.addEventListener("click", (e) => {
+    const link = e.target.closest("a.dlsource");
+    if (!link) return;
+    e.preventDefault();
+    deadView.source = link.dataset.source;
+    render({ reason: "filter" });
+  });
+  view.querySelector("#dlsource-form")?.addEventListener("submit", (e) => { e.preventDefault(); deadView.source = e.target.elements.source.value.trim(); render({ reason: "filter" }); });
   clearTimeout(history.timer);
   // The first two samples a second apart, so that the chart has a line at once.
   history.timer = setTimeout(() => render({ reason: "tick" }), history.t.length < 2 ? 1000 : 5000);
@@ -136,7 +144,7 @@ function pipelineSection(text) {
     </tbody></table>`;
 }
 
-const deadView = { stage: "" };
+const deadView = { stage: "", source: "" };
 
 /** What the connectors and the pipeline refused for this tenant (GET /v1/dead-letters). */
 function deadLetters(body) {
@@ -147,11 +155,14 @@ function deadLetters(body) {
   return `<h2>Dead letters <span class="muted small">what was refused for this tenant, newest first</span></h2>
     <div class="controls"><label>stage <select id="dlstage"><option value="">all (${body.total})</option>
     ${stages.map(([stage, n]) => `<option value="${esc(stage)}"${stage === deadView.stage ? " selected" : ""}>${esc(stage)} (${n})</option>`).join("")}</select></label>
+    <form id="dlsource-form" class="inline"><label>source <input name="source" list="dlsources" value="${esc(deadView.source)}" placeholder="a file, folder, mailbox or topic" size="32"></label>
+    <datalist id="dlsources">${Object.entries(body.by_source || {}).sort((a, b) => b[1] - a[1]).slice(0, 50).map(([source, n]) => `<option value="${esc(source)}">${n} refused</option>`).join("")}</datalist>
+    <button type="submit">Filter</button></form>
     <span class="muted" id="dead-total">${body.letters.length} shown of ${body.total}</span></div>
-    ${body.letters.length ? `<table class="list" id="dead-letters"><thead><tr><th>when</th><th>stage</th><th>reason</th><th>where</th><th>raw item</th></tr></thead><tbody>
-    ${body.letters.map((l) => `<tr><td>${esc(when(l.at))}</td><td>${esc(l.stage)}</td><td>${esc(l.reason)}</td><td><code>${esc(l.location)}</code></td>
+    ${body.letters.length ? `<table class="list" id="dead-letters"><thead><tr><th>when</th><th>stage</th><th>reason</th><th>source · where</th><th>raw item</th></tr></thead><tbody>
+    ${body.letters.map((l) => `<tr><td>${esc(when(l.at))}</td><td>${esc(l.stage)}</td><td>${esc(l.reason)}</td><td><a href="#" class="dlsource" data-source="${esc(l.source ?? "")}">${esc(l.source ?? "")}</a><br><code class="small">${esc(l.location)}</code></td>
       <td><details><summary>${l.raw_size} bytes</summary><pre class="raw">${esc(l.raw_preview)}</pre></details></td></tr>`).join("")}
-    </tbody></table>` : '<p class="muted">Nothing was refused.</p>'}`;
+    </tbody></table>` : `<p class="muted" id="dead-none">${deadView.source || deadView.stage ? "Nothing refused matches the filter." : "Nothing was refused."}</p>`}`;
 }
 
 function freshness() {

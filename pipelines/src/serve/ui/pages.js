@@ -8,8 +8,6 @@ const TYPES = ["DECISION", "CONSTRAINT", "PLAN", "EVIDENCE", "EVALUATION", "OBSE
 const typeOptions = (selected) =>
   `<option value="">all types</option>` + TYPES.map((t) => `<option${t === selected ? " selected" : ""}>${t}</option>`).join("");
 
-/** Is a card valid at `at` (ms)? */
-const validAt = (m, at) => (m.t_valid == null || m.t_valid <= at) && (m.t_invalid == null || m.t_invalid > at);
 const source = (m) =>
   `<span class="src">${esc(m.title || m.source_id)}${m.source_kind ? " · " + esc(m.source_kind) : ""}${m.occurred_at || m.t_valid ? " · " + esc(day(m.occurred_at ?? m.t_valid)) : ""}</span>`;
 const badge = (text, cls = "") => `<span class="badge ${cls}">${esc(text)}</span>`;
@@ -153,8 +151,11 @@ async function priorities(view, { query, stale }) {
     if (!live.snapshot) return waiting(view);
     cards = live.snapshot.priorities;
   } else {
-    cards = (await api("/v1/priorities", { query: { top: 200 } })).priorities.filter((m) => validAt(m, settings.asOf));
-    note = `<p class="note">As of ${esc(when(settings.asOf))}: the memory objects valid then, ranked by their K now (select one for its K over time).</p>`;
+    const answer = await api("/v1/priorities", { query: { top: 200, as_of: asOfParam() } });
+    const then = answer.k_as_of || {};
+    cards = answer.priorities.map((m) => (m.id in then ? { ...m, k_now: m.k, k: then[m.id], k_when: "then" } : { ...m, k_when: "now" }));
+    const recorded = cards.filter((m) => m.k_when === "then").length;
+    note = `<p class="note" id="asof-note">As of ${esc(when(settings.asOf))}: the memory objects valid then, ranked by K as recorded then where K's history reaches back (${recorded} of ${cards.length}), by K now otherwise (marked <em>now</em>). Select one for its K over time.</p>`;
   }
   if (stale()) return;
   if (priorityView.type) cards = cards.filter((m) => m.memory_type === priorityView.type);
@@ -164,7 +165,7 @@ async function priorities(view, { query, stale }) {
     <span class="muted">${cards.length} shown · highest K (Eq. 1) first · select a row for its terms</span></div>
     <div class="split"><table class="list" id="priorities"><thead><tr><th>#</th><th>K</th><th>type · standing</th><th>statement</th></tr></thead><tbody>
     ${cards.map((m, i) => `<tr tabindex="0" data-id="${esc(m.id)}" aria-selected="${m.id === priorityView.selected}">
-      <td class="num">${i + 1}</td><td class="num k">${num(m.k)}${moveMark(m)}<br><span class="bar" style="width:${Math.round((m.k ?? 0) * 100)}%"></span></td>
+      <td class="num">${i + 1}</td><td class="num k">${num(m.k)}${m.k_when ? ` <span class="muted small" data-k-when="${m.k_when}">${m.k_when}</span>` : ""}${moveMark(m)}<br><span class="bar" style="width:${Math.round((m.k ?? 0) * 100)}%"></span></td>
       <td>${badge(m.memory_type)}<br>${badge(m.standing, m.standing)}${(m.blocked_by || []).some((e) => e.t_invalid == null) ? badge("held up", "warn") : ""}</td>
       <td>${esc(m.text)}<br>${source(m)}</td></tr>`).join("")}
     </tbody></table><aside id="detail" aria-live="polite" aria-labelledby="detail-title"><p class="muted">Select a row to see why it stands where it does.</p></aside></div>
@@ -288,7 +289,7 @@ async function questions(view, { stale }) {
     ${settings.asOf != null ? `<p class="note">Open as of ${esc(when(settings.asOf))}.</p>` : ""}
     <p class="muted">${list.length} open · most urgent (highest K) first · the urgency term h grows with age, blocking and stakes</p>
     <table class="list" id="questions"><thead><tr><th>K</th><th>h</th><th>question</th><th>asked</th><th>holds up</th></tr></thead><tbody>
-    ${list.map((m) => `<tr tabindex="0" data-id="${esc(m.id)}"><td class="num k">${num(m.k)}${moveMark(m)}</td><td class="num">${num(m.k_terms?.h)}</td>
+    ${list.map((m) => `<tr tabindex="0" data-id="${esc(m.id)}"><td class="num k">${num(m.k)}${m.k_when ? ` <span class="muted small" data-k-when="${m.k_when}">${m.k_when}</span>` : ""}${moveMark(m)}</td><td class="num">${num(m.k_terms?.h)}</td>
       <td>${esc(m.text)}<br>${source(m)}</td><td title="${esc(when(m.t_valid))}">${esc(ago(m.t_valid))}</td>
       <td>${holds(m).length ? `<details data-question="${esc(m.id)}" data-blocks="${esc(holds(m).map((e) => e.id).join(","))}"><summary>${holds(m).length} statement(s)</summary><ul class="held"></ul></details>` : '<span class="muted">nothing</span>'}</td></tr>`).join("")}
     </tbody></table>
