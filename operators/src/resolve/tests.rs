@@ -234,3 +234,54 @@ fn incremental_equals_from_scratch_on_random_histories() {
         assert_eq!(incremental, scratch, "history {history}");
     }
 }
+
+#[test]
+fn each_identity_link_says_why_in_words() {
+    let captured = timely::example(|scope| {
+        let sightings = scope
+            .new_collection_from(vec![
+                seen("Person", "maya chen", Some("maya@x"), "a"),
+                seen("Person", "m. chen", Some("maya@x"), "b"),
+            ])
+            .1;
+        let verdicts = scope.new_collection_from(Vec::<Verdict>::new()).1;
+        let aliases = scope
+            .new_collection_from(Vec::<crate::extract::aliases::AliasLink>::new())
+            .1;
+        resolve_identities(sightings, verdicts, aliases)
+            .inner
+            .capture()
+    });
+    let edges: Vec<Relation> = captured
+        .extract()
+        .into_iter()
+        .flat_map(|(_, updates)| updates)
+        .filter_map(|(e, _, d)| match e {
+            GraphElement::Relation(r) if d > 0 => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(edges.len(), 1, "{edges:?}");
+    let edge = &edges[0];
+    assert_eq!(edge.rel_type, SAME_AS);
+    // Both reasons, each naming the entity at the other end of the evidence.
+    let other = if edge.to == id("Person", "maya chen") {
+        "maya chen"
+    } else {
+        "m. chen"
+    };
+    assert_eq!(edge.evidence.len(), 2, "{:?}", edge.evidence);
+    assert!(
+        edge.evidence
+            .contains(&format!("same address maya@x — {other}")),
+        "{:?}",
+        edge.evidence
+    );
+    assert!(
+        edge.evidence
+            .iter()
+            .any(|e| e.starts_with("names ") && e.contains("\"m. chen\"")),
+        "{:?}",
+        edge.evidence
+    );
+}
