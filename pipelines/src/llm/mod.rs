@@ -3,7 +3,7 @@
 //! extractor stays the default; nothing here runs unless `[llm]` names an endpoint and
 //! `epigraph llm propose` (or `epigraph llm eval`) is run. See docs/llm.md.
 //!
-//! - [`config`]: `[llm]`.
+//! - [`config`]: the `[llm]` section.
 //! - [`schema`]: the answer's JSON schema and its description, generated from the ontology.
 //! - [`client`]: one chat-completions call.
 //! - [`validate`]: JSON, schema, names and signatures; a refusal carries its reason.
