@@ -15,8 +15,13 @@ epigraph_setup
 epigraph_browser_setup
 # Dovecot (Debian's dovecot-imapd): the IMAP follow test runs, never skips, here.
 epigraph_imap_setup
-# The Python venv with openapi-spec-validator (the query-service test validates /openapi.json).
-"$here/python.sh" >/dev/null
+# The Python venv (openapi-spec-validator for the query-service test, Radicale, kubernetes-validate,
+# and llama-cpp-python, whose llama.cpp compiles from source on a fresh machine: ≈ 9 min on two
+# cores). It installs in the background while the services start and cargo builds — the build
+# leaves a core idle for long stretches — and the tests wait for it.
+python_log="$(mktemp -t epigraph-python.XXXXXX)"
+"$here/python.sh" >"$python_log" 2>&1 &
+python_pid=$!
 # The hand-labelled real-text sets: ids, fields, verbatim texts, disjoint sources (stdlib only).
 python3 "$repo/eval/extraction/real/check.py" >/dev/null
 
@@ -39,5 +44,7 @@ services_pid=$!
 cd "$repo"
 cargo build --workspace --all-targets --locked
 wait "$services_pid" || { echo "[test] services failed to start; see: deploy/local/services.sh logs" >&2; exit 1; }
+wait "$python_pid" || { echo "[test] the Python venv could not be installed:" >&2; tail -n 30 "$python_log" >&2; exit 1; }
+rm -f "$python_log"
 
 cargo test --workspace --locked -- --test-threads=2
