@@ -126,15 +126,24 @@ impl FollowerMetrics {
 /// Serve `GET /metrics` on `listen` in the background; a port that cannot be bound stops the
 /// command (the operator asked for the endpoint).
 pub async fn serve(listen: &str, metrics: Arc<FollowerMetrics>) -> anyhow::Result<()> {
+    serve_text(listen, move || metrics.render()).await
+}
+
+/// Serve `GET /metrics` on `listen` in the background, answering what `render` writes (the
+/// Prometheus text of a command's own registry: the followers', the model extractor's).
+pub async fn serve_text<F>(listen: &str, render: F) -> anyhow::Result<()>
+where
+    F: Fn() -> String + Send + Sync + 'static,
+{
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot serve /metrics on {listen}: {e}"))?;
     let app = Router::new()
         .route(
             "/metrics",
-            get(|State(m): State<Arc<FollowerMetrics>>| async move { m.render() }),
+            get(|State(render): State<Arc<F>>| async move { render() }),
         )
-        .with_state(metrics);
+        .with_state(Arc::new(render));
     tokio::spawn(async move {
         if let Err(error) = axum::serve(listener, app).await {
             tracing::warn!(%error, "/metrics stopped");

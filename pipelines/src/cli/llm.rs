@@ -74,7 +74,8 @@ pub async fn llm(config: &EpigraphConfig, action: LlmAction) -> Result<()> {
         } => {
             epigraph_sources::scan::check_tenant(&tenant)?;
             if let Some(listen) = metrics_listen {
-                serve_metrics(&listen, metrics.clone()).await?;
+                let shown = metrics.clone();
+                super::follower_metrics::serve_text(&listen, move || shown.render()).await?;
             }
             propose(config, &extractor, &rules, &tenant, limit).await?
         }
@@ -85,26 +86,6 @@ pub async fn llm(config: &EpigraphConfig, action: LlmAction) -> Result<()> {
         } => crate::eval::llm::evaluate(&extractor, &rules, &labels, &fixtures, &split).await?,
     };
     println!("{}", serde_json::to_string_pretty(&report)?);
-    Ok(())
-}
-
-/// Serve `GET /metrics` on `listen` in the background.
-async fn serve_metrics(listen: &str, metrics: Arc<LlmMetrics>) -> Result<()> {
-    use axum::extract::State;
-    let listener = tokio::net::TcpListener::bind(listen)
-        .await
-        .with_context(|| format!("cannot serve /metrics on {listen}"))?;
-    let app = axum::Router::new()
-        .route(
-            "/metrics",
-            axum::routing::get(|State(m): State<Arc<LlmMetrics>>| async move { m.render() }),
-        )
-        .with_state(metrics);
-    tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, app).await {
-            tracing::warn!(%error, "/metrics stopped");
-        }
-    });
     Ok(())
 }
 
