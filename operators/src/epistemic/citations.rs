@@ -34,6 +34,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
+use super::extensions::ExtensionRules;
 use super::rules::Rules;
 use crate::extract::cues::CueSet;
 use crate::extract::doclinks::{DocLink, DocRole};
@@ -47,6 +48,7 @@ pub struct CitationRules {
     edges: Vec<(String, CueSet)>,
     min_shared: usize,
     uncued: Option<String>,
+    extensions: Option<ExtensionRules>,
 }
 
 /// `KEP-753`, `PEP 8`, `ADR 004`, `RFC2616`.
@@ -93,7 +95,18 @@ impl CitationRules {
             edges,
             min_shared: spec.min_shared,
             uncued: spec.uncued.as_ref().map(|u| u.edge.clone()),
+            extensions: spec
+                .extensions
+                .as_ref()
+                .map(ExtensionRules::new)
+                .transpose()?,
         })
+    }
+
+    /// The rules for statements extending what another document introduced, when
+    /// `[epistemics.citations.extensions]` is configured.
+    pub fn extensions(&self) -> Option<&ExtensionRules> {
+        self.extensions.as_ref()
     }
 
     /// The document keys a text names, with the byte offset of each.
@@ -403,6 +416,8 @@ where
         return memories.flat_map(|_| None);
     };
     let min_shared = citing.min_shared;
+    let citing_extensions = citing.extensions.clone();
+    let rules_for_extensions = rules.clone();
     let topic_rules = rules.clone();
     let resolving = citing.clone();
     let cites = with_reference_keys(memories.clone(), resolving).flat_map(move |(m, linked)| {
@@ -457,14 +472,24 @@ where
     let owners = own_keys
         .clone()
         .map(|((tenant, source_id), key)| ((tenant, key), source_id));
-    let cites =
-        cites
-            .clone()
-            .filter(|(_, cite)| !cite.earlier_only)
-            .concat(cited_by_a_later_document(
-                cites.filter(|(_, cite)| cite.earlier_only),
-                own_keys,
-            ));
+    let extending = match citing_extensions {
+        Some(extensions) => extension_citations(
+            memories.clone(),
+            doc_links.clone(),
+            own_keys.clone(),
+            extensions,
+            rules_for_extensions,
+        ),
+        None => cites.clone().filter(|_| false),
+    };
+    let cites = cites
+        .clone()
+        .filter(|(_, cite)| !cite.earlier_only)
+        .concat(cited_by_a_later_document(
+            cites.filter(|(_, cite)| cite.earlier_only),
+            own_keys,
+        ))
+        .concat(extending);
     let targeted = cites
         .join_map(owners, |(tenant, _), cite, cited| {
             ((tenant.clone(), cited.clone()), cite.clone())
@@ -501,6 +526,105 @@ where
             edge.recorded_at = cite.recorded_at;
             GraphElement::Relation(edge)
         })
+}
+
+/// The statements that extend an identifier the title of an earlier document names (see
+/// [`super::extensions`]), each as a citation of the earliest such document: the identifier's
+/// words meet the titles' through an index by word, so only titles sharing a word are compared.
+fn extension_citations<'s, T>(
+    memories: VecCollection<'s, T, MemoryObject>,
+    doc_links: VecCollection<'s, T, DocLink>,
+    own_keys: VecCollection<'s, T, ((String, String), String)>,
+    extensions: ExtensionRules,
+    rules: Arc<Rules>,
+) -> VecCollection<'s, T, ((String, String), Citation)>
+where
+    T: Timestamp + Lattice,
+{
+    let edge = extensions.edge().to_string();
+    let titling = extensions.clone();
+    let judging = extensions.clone();
+    let titles = doc_links
+        .filter(|l| l.role == DocRole::Is)
+        .flat_map(move |l| {
+            let words = l
+                .title
+                .as_deref()
+                .map(|t| titling.title_words(t))
+                .unwrap_or_default();
+            let mut index: Vec<String> = words.clone();
+            index.sort();
+            index.dedup();
+            index
+                .into_iter()
+                .map(|w| ((l.tenant.clone(), w), (l.key.clone(), words.clone())))
+                .collect::<Vec<_>>()
+        })
+        .distinct();
+    let mentions = memories.flat_map(move |m| {
+        let extended = extensions.extended(&m.text);
+        if extended.is_empty() {
+            return Vec::new();
+        }
+        let cite = Citation {
+            memory_id: m.id.clone(),
+            source_id: m.source_id.clone(),
+            key: String::new(),
+            edge: edge.clone(),
+            earlier_only: false,
+            topic: rules.topic(&m.text),
+            t_valid: m.t_valid,
+            recorded_at: m.recorded_at,
+        };
+        let mut out = Vec::new();
+        for words in extended {
+            let mut index = words.clone();
+            index.sort();
+            index.dedup();
+            for w in index {
+                out.push(((m.tenant.clone(), w), (words.clone(), cite.clone())));
+            }
+        }
+        out
+    });
+    mentions
+        .join_map(titles, |(tenant, _), (words, cite), (key, title)| {
+            (
+                tenant.clone(),
+                words.clone(),
+                cite.clone(),
+                key.clone(),
+                title.clone(),
+            )
+        })
+        .filter(move |(_, words, _, _, title)| judging.names(words, title))
+        .map(|(tenant, words, cite, key, _)| ((tenant, cite.source_id.clone()), (words, cite, key)))
+        // Only an earlier document than the statement's own introduced what it extends.
+        .join_map(own_keys, |(tenant, _), (words, cite, key), own| {
+            (
+                (tenant.clone(), cite.memory_id.clone(), words.clone()),
+                (key.clone(), cite.clone(), earlier(key, own)),
+            )
+        })
+        .filter(|(_, (.., earlier))| *earlier)
+        .map(|(mention, (key, cite, _))| (mention, (key, cite)))
+        .distinct()
+        // The earliest of them introduced it.
+        .reduce(|_, input, out| {
+            if let Some(((key, cite), _)) = input.iter().min_by_key(|((key, _), _)| key_order(key))
+            {
+                out.push(((key.clone(), cite.clone()), 1));
+            }
+        })
+        .map(|((tenant, ..), (key, cite))| ((tenant, key.clone()), Citation { key, ..cite }))
+        .distinct()
+}
+
+/// A document key in the order its family numbers documents: `(family, number)`.
+fn key_order(key: &str) -> (String, u64) {
+    key.split_once(' ')
+        .map(|(family, n)| (family.to_string(), n.parse().unwrap_or(u64::MAX)))
+        .unwrap_or_else(|| (key.to_string(), u64::MAX))
 }
 
 /// The citations of `cites` whose citing document is later than the cited key by one of its own

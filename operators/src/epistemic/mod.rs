@@ -38,6 +38,7 @@
 pub mod amend;
 pub mod boilerplate;
 pub mod citations;
+pub mod extensions;
 pub mod judge;
 pub mod matters;
 pub mod restated;

@@ -64,6 +64,8 @@ pub struct DocLink {
     pub key: String,
     /// What the header says about it.
     pub role: DocRole,
+    /// The title of the source whose header says it.
+    pub title: Option<String>,
 }
 
 /// The document keys a body's header block names, with their roles.

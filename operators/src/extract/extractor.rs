@@ -777,6 +777,12 @@ fn doc_links(source: &SourceVersion, node_id: &str) -> Vec<DocLink> {
     for key in doclinks::path_keys(&source.source_id, &links) {
         links.push((key, doclinks::DocRole::Is));
     }
+    // The source's title, or the one its header block gives (`Title: Suspend Jobs`).
+    let title = source.title.clone().or_else(|| {
+        super::segment::header_fields(&source.body)
+            .into_iter()
+            .find_map(|(key, value)| (key == "title").then_some(value))
+    });
     links
         .into_iter()
         .map(|(key, role)| DocLink {
@@ -787,6 +793,7 @@ fn doc_links(source: &SourceVersion, node_id: &str) -> Vec<DocLink> {
             recorded_at: source.recorded_at,
             key,
             role,
+            title: title.clone(),
         })
         .collect()
 }

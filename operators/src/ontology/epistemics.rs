@@ -183,6 +183,39 @@ pub struct CitationsSpec {
     /// The edge a reference without any cue draws to an earlier document of its family.
     #[serde(default)]
     pub uncued: Option<UncuedSpec>,
+    /// The edge a statement extending an API object, option or component draws to the earlier
+    /// document whose title names it.
+    #[serde(default)]
+    pub extensions: Option<ExtensionsSpec>,
+}
+
+/// `[epistemics.citations.extensions]`: a statement that says it extends something named by an
+/// identifier ("a new field `minDomains` is introduced to `PodSpec.TopologySpreadConstraint`",
+/// "a new `CPUManager` policy option") draws `edge` to the earliest earlier document whose title
+/// names that identifier ("Pod Topology Spread", "CPU Manager"), without citing it by its key
+/// (see `epistemic::extensions`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ExtensionsSpec {
+    /// The relationship type (an edge of `edges.toml`), usually `REFINES`.
+    pub edge: String,
+    /// Words that say a statement extends something by themselves ("introduces", "extends").
+    pub verbs: Vec<String>,
+    /// What "new" says is added when one of these follows it within three words ("a new
+    /// `CPUManager` policy option", "a new field").
+    pub new_things: Vec<String>,
+    /// Words that name nothing by themselves (`pod`, `api`, `spec`): ignored when an identifier
+    /// is compared with a title.
+    pub generic: Vec<String>,
+    /// Words before an identifier that compare with it rather than extend it ("analogous to").
+    pub comparisons: Vec<String>,
+    /// Words before an identifier that make it the statement's own new name ("called").
+    pub naming: Vec<String>,
+    /// A statement mentioning one of these is about a switch, not an extension ("feature gate").
+    pub skip: Vec<String>,
+    /// Words an identifier and a title must share (an identifier of one word may also be one of
+    /// the words of a title of at most two).
+    pub min_shared: usize,
 }
 
 /// `[epistemics.citations.uncued]`: a statement that names another document without saying how

@@ -124,3 +124,45 @@ so that it lists the devices of resource claims.\n";
         )]
     );
 }
+
+const SPREAD: &str = "KEP: 895\nTitle: Pod Topology Spread\n\n# Pod Topology Spread\n\n\
+## Summary\n\nWe introduce `TopologySpreadConstraint` in the pod spec so that pods spread \
+evenly across topology domains such as zones.\n";
+
+const MIN_DOMAINS: &str = "KEP: 3022\nTitle: minDomains in Pod Topology Spread\n\n\
+# minDomains\n\n## Summary\n\nA new field `minDomains` is introduced to \
+`PodSpec.TopologySpreadConstraint[*]` to limit the minimum number of topology domains.\n\n\
+The `TopologySpreadConstraint` is evaluated per zone by the scheduler.\n";
+
+#[test]
+fn a_statement_extending_an_identifier_refines_the_earlier_document_whose_title_names_it() {
+    use super::epistemics::rounds;
+    let spread = source(
+        "sig-scheduling/895-pod-topology-spread",
+        SourceKind::Document,
+        1,
+        SPREAD,
+    );
+    let min_domains = source(
+        "sig-scheduling/3022-min-domains",
+        SourceKind::Document,
+        9,
+        MIN_DOMAINS,
+    );
+    let states = rounds(vec![
+        (vec![(spread.clone(), 1), (min_domains, 1)], vec![]),
+        // The document that introduced it goes away: so does the edge.
+        (vec![(spread, -1)], vec![]),
+    ]);
+    // 3022 names neither KEP-895 nor its folder; its new field extends what 895's title names.
+    // 895 introduces the same identifier, but the only other title naming it is a later one's.
+    assert_eq!(
+        between(&states[0], "REFINES"),
+        [(
+            "REFINES".to_string(),
+            "sig-scheduling/3022-min-domains".to_string(),
+            "sig-scheduling/895-pod-topology-spread".to_string()
+        )]
+    );
+    assert!(between(&states[1], "REFINES").is_empty());
+}

@@ -22,7 +22,7 @@ pub(super) fn source(id: &str, kind: SourceKind, day: i64, body: &str) -> Source
 type Round = (Vec<(SourceVersion, isize)>, Vec<(Verdict, isize)>);
 
 /// The live graph after each round of updates, run incrementally in one dataflow.
-fn rounds(rounds: Vec<Round>) -> Vec<Vec<GraphElement>> {
+pub(super) fn rounds(rounds: Vec<Round>) -> Vec<Vec<GraphElement>> {
     let n = rounds.len();
     let captured = timely::execute_directly(move |worker| {
         let (mut sources, mut verdicts, captured) = worker.dataflow::<u64, _, _>(|scope| {
