@@ -4,6 +4,8 @@
 #   services.sh up                 fetch what is missing (jars + model + registry), start Kafka, Neo4j and the
 #                                  schema registry (Apicurio), wait until ready
 #   services.sh down               stop what this script started (by pid file): SIGTERM, then SIGKILL after 30 s
+#   services.sh stop NAME          stop one service (kafka|neo4j|registry) and leave the others running
+#   services.sh start NAME         start one stopped service and wait until it is ready (outage tests)
 #   services.sh status             one line per service: up/down, pid, address (exit 0 only if all are up)
 #   services.sh logs [kafka|neo4j|registry] [-f]   last lines of the server log(s) (LINES=200 by default)
 #   services.sh fetch              download the Kafka and Neo4j jars and the embedding model, build the
@@ -679,6 +681,35 @@ cmd_down() {
     return "$rc"
 }
 
+# cmd_one start|stop NAME: one service alone (tests/tests/outages.rs stops Neo4j mid-run).
+cmd_one() {
+    local action="$1" name="${2:-}"
+    find_java
+    mkdir -p "$RUN_DIR"
+    case "$action:$name" in
+    stop:kafka) stop_one kafka "$KAFKA_PID_FILE" "$KAFKA_MAIN" ;;
+    stop:neo4j) stop_one neo4j "$NEO4J_PID_FILE" "$NEO4J_MAIN" ;;
+    stop:registry) stop_one registry "$REGISTRY_PID_FILE" "$REGISTRY_MAIN" ;;
+    start:kafka)
+        kafka_start
+        wait_ready kafka "$KAFKA_PID_FILE" "$KAFKA_MAIN" "$KAFKA_PORT" "$KAFKA_T0" \
+            "Kafka Server started" "$KAFKA_LOG"
+        ;;
+    start:neo4j)
+        neo4j_start
+        wait_ready neo4j "$NEO4J_PID_FILE" "$NEO4J_MAIN" "$NEO4J_BOLT_PORT" "$NEO4J_T0" \
+            "Started." "$NEO4J_USER_LOG" "$NEO4J_CONSOLE_LOG"
+        ;;
+    start:registry)
+        registry_start
+        wait_ready registry "$REGISTRY_PID_FILE" "$REGISTRY_MAIN" "$REGISTRY_PORT" "$REGISTRY_T0" \
+            "Listening on: http://" "$REGISTRY_LOG"
+        ;;
+    *) die "usage: $0 start|stop kafka|neo4j|registry" ;;
+    esac
+    rm -f "$RUN_DIR/versions.txt.tmp"
+}
+
 status_line() {
     local name="$1" pid_file="$2" main="$3" port="$4" addr="$5" version="$6" pid state
     pid="$(live_pid "$pid_file" "$main")"
@@ -743,7 +774,7 @@ EOF
 }
 
 usage() {
-    sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 main() {
@@ -752,6 +783,7 @@ main() {
     case "$cmd" in
     up) cmd_up "$@" ;;
     down) cmd_down "$@" ;;
+    start | stop) cmd_one "$cmd" "$@" ;;
     status) cmd_status "$@" ;;
     logs) cmd_logs "$@" ;;
     fetch)

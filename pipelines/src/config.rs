@@ -209,6 +209,15 @@ pub struct RunConfig {
     pub metrics_listen: String,
     /// Spreading the dataflow's workers over several processes (off by default).
     pub cluster: ClusterConfig,
+    /// First delay in milliseconds before retrying a store or Kafka operation that failed
+    /// because the service is unreachable; doubled after each failure. Default 250.
+    pub retry_min_ms: u64,
+    /// The longest delay between two retries, in milliseconds. Default 5000.
+    pub retry_max_ms: u64,
+    /// How long an outage is ridden out before the run gives up (and stops with the error,
+    /// nothing committed), in seconds; 0 gives up at once, as before retries existed.
+    /// Default 900.
+    pub outage_max_secs: u64,
 }
 
 /// Multi-process timely: the dataflow's workers run in several processes (`run.workers` threads
@@ -242,6 +251,9 @@ impl Default for RunConfig {
             clock_step_ms: 86_400_000,
             metrics_listen: "127.0.0.1:9464".into(),
             cluster: ClusterConfig::default(),
+            retry_min_ms: 250,
+            retry_max_ms: 5000,
+            outage_max_secs: 900,
         }
     }
 }
@@ -281,6 +293,11 @@ pub struct ServeConfig {
     pub max_concurrent_requests: usize,
     /// A request taking longer is answered `408`. Default 30 s.
     pub request_timeout_ms: u64,
+    /// How often Neo4j and LanceDB are probed, in ms; while one is unreachable the query
+    /// routes answer `503` with the reason at once. Default 1000.
+    pub store_probe_ms: u64,
+    /// A probe not answered within this many ms marks its store unreachable. Default 3000.
+    pub store_probe_timeout_ms: u64,
     /// How often a live dashboard feed (`/v1/dashboard/stream`) reads the graph at the latest,
     /// in ms: it reads at once when the pipeline announces a change of its tenant (the changes
     /// topic), so this is the safety net for when notices cannot be read. One read serves every
@@ -388,6 +405,8 @@ impl Default for ServeConfig {
             max_budget_tokens: 32_000,
             max_concurrent_requests: 64,
             request_timeout_ms: 30_000,
+            store_probe_ms: 1000,
+            store_probe_timeout_ms: 3000,
             live_poll_ms: 15_000,
             rank: Default::default(),
             context: Default::default(),

@@ -59,6 +59,17 @@ pub struct RunMetrics {
     pub embed_batch_seconds: Histogram,
     /// Compactions of the LanceDB table.
     pub lance_compactions: Counter,
+    /// 1 when the dependency (`kafka`, `neo4j`, `lancedb`) answered its last operation, 0
+    /// during an outage.
+    pub dependency_up: Family<Labels, Gauge>,
+    /// Failed attempts retried after a backoff, by dependency.
+    pub dependency_retries: Family<Labels, Counter>,
+    /// Outages begun, by dependency.
+    pub outages: Family<Labels, Counter>,
+    /// Seconds of ended outages, by dependency.
+    pub outage_seconds: Family<Labels, Counter<f64, std::sync::atomic::AtomicU64>>,
+    /// The outages in progress and the restore, for `/readyz`.
+    pub health: super::outage::Health,
 }
 
 impl Default for RunMetrics {
@@ -79,8 +90,20 @@ impl Default for RunMetrics {
             vectors_reused: Counter::default(),
             embed_batch_seconds: seconds(),
             lance_compactions: Counter::default(),
+            dependency_up: Family::default(),
+            dependency_retries: Family::default(),
+            outages: Family::default(),
+            outage_seconds: Family::default(),
+            health: super::outage::Health::default(),
             registry: Registry::default(),
         };
+        for dependency in super::outage::Dependency::ALL {
+            let labels = vec![("dependency".to_string(), dependency.name().to_string())];
+            metrics.dependency_up.get_or_create(&labels).set(1);
+            let _ = metrics.dependency_retries.get_or_create(&labels);
+            let _ = metrics.outages.get_or_create(&labels);
+            let _ = metrics.outage_seconds.get_or_create(&labels);
+        }
         registry.register(
             "events_in",
             "Messages read, by topic",
@@ -146,6 +169,26 @@ impl Default for RunMetrics {
             "lancedb_compactions",
             "Compactions of the LanceDB table",
             metrics.lance_compactions.clone(),
+        );
+        registry.register(
+            "dependency_up",
+            "1 when the dependency answered its last operation, 0 during an outage",
+            metrics.dependency_up.clone(),
+        );
+        registry.register(
+            "dependency_retries",
+            "Failed operations retried after a backoff, by dependency",
+            metrics.dependency_retries.clone(),
+        );
+        registry.register(
+            "outages",
+            "Outages begun, by dependency",
+            metrics.outages.clone(),
+        );
+        registry.register(
+            "outage_seconds",
+            "Seconds of ended outages, by dependency",
+            metrics.outage_seconds.clone(),
         );
         RunMetrics {
             registry,
@@ -255,7 +298,20 @@ impl epigraph_sinks::lance::VectorObserver for RunMetrics {
     }
 }
 
-/// Serves `GET /metrics` on `listen` in the background; a port that cannot be bound is logged,
+/// `GET /readyz`: 200 when the run is restored and every dependency answers, else 503; the
+/// body is the [`Readiness`](super::outage::Readiness) as JSON, with the reason in words.
+async fn readyz(State(metrics): State<Arc<RunMetrics>>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let readiness = metrics.health.readiness();
+    let status = if readiness.ready {
+        axum::http::StatusCode::OK
+    } else {
+        axum::http::StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, axum::Json(readiness)).into_response()
+}
+
+/// Serves `GET /metrics` (and `GET /readyz`) on `listen` in the background; a port that cannot be bound is logged,
 /// not fatal (the run goes on without the endpoint).
 pub async fn serve_metrics(listen: &str, metrics: Arc<RunMetrics>) {
     let listener = match tokio::net::TcpListener::bind(listen).await {
@@ -271,6 +327,7 @@ pub async fn serve_metrics(listen: &str, metrics: Arc<RunMetrics>) {
             "/metrics",
             get(|State(m): State<Arc<RunMetrics>>| async move { m.render() }),
         )
+        .route("/readyz", get(readyz))
         .with_state(metrics);
     tokio::spawn(async move {
         if let Err(error) = axum::serve(listener, app).await {

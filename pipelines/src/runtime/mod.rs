@@ -5,12 +5,15 @@
 //!   differential updates (a new version retracts the previous one).
 //! - [`usage`]: the retrievals in force for the priorities' usage term, retracted once old.
 //! - [`views`]: graph elements as Neo4j writes and LanceDB rows; reconciliation.
-//! - [`metrics`]: Prometheus counters and histograms on `GET /metrics`.
+//! - [`metrics`]: Prometheus counters and histograms on `GET /metrics`, and `GET /readyz`.
+//! - [`outage`]: retrying what an unreachable Kafka, Neo4j or LanceDB failed, with backoff,
+//!   and reporting the outage.
 //! - [`pipeline`]: the loop that restores state from the compacted topics, reconciles the sinks,
 //!   then seals epochs, applies their net changes and commits offsets after both sinks acked.
 
 pub mod dataflow;
 pub mod metrics;
+pub mod outage;
 pub mod pipeline;
 pub mod upsert;
 pub mod usage;

@@ -26,6 +26,7 @@ use tracing::{info, warn};
 
 use super::dataflow::{Dataflow, EpochInput};
 use super::metrics::{RunMetrics, serve_metrics};
+use super::outage::{Dependency, RetryPolicy, retry};
 use super::upsert::UpsertState;
 use super::usage::UsageWindow;
 use super::views::{SinkWrites, claim_tenants, live_elements, reconcile, reconcile_chunks};
@@ -110,6 +111,12 @@ struct Runner {
     /// Tenants checked to be held by no other view in Neo4j ([`claim_tenants`]).
     owned: std::collections::HashSet<String>,
     report: RunReport,
+    /// How operations failed by an outage are retried.
+    policy: RetryPolicy,
+    /// The filler's passes seen, and whether its last pass failed by an outage.
+    filler_seen: (u64, bool),
+    /// When Neo4j was last probed while idle.
+    probed: Instant,
 }
 
 /// Run the pipeline.
@@ -149,7 +156,11 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         serve_metrics(&config.run.metrics_listen, metrics.clone()).await;
     }
     let decoder = EventDecoder::with_codec(producer.registry().cloned());
+    let policy = RetryPolicy::of(&config.run);
     let mut runner = Runner {
+        policy,
+        filler_seen: (0, false),
+        probed: Instant::now(),
         decoder,
         usage,
         metrics,
@@ -275,33 +286,50 @@ impl Runner {
         let started = Instant::now();
         let marks = self.consumer.high_watermarks()?;
         let mut batch = Batch::default();
+        let mut silent: Option<Instant> = None;
         while !caught_up(&self.next_offsets, &marks) {
             match self
-                .consumer
                 .poll(Duration::from_millis(self.config.run.idle_ms.max(100) * 10))
                 .await?
             {
-                Polled::Message(message) => self.absorb(message, &mut batch).await?,
-                Polled::Idle => bail!(
-                    "Kafka returned nothing while restoring (positions {:?}, ends {marks:?})",
-                    self.next_offsets
-                ),
+                Polled::Message(message) => {
+                    silent = None;
+                    self.absorb(message, &mut batch).await?
+                }
+                // Nothing while records are known to be there: Kafka is away (or restarting).
+                Polled::Idle => {
+                    let since = *silent.get_or_insert_with(Instant::now);
+                    let reason = format!(
+                        "Kafka returned nothing while restoring (positions {:?}, ends {marks:?})",
+                        self.next_offsets
+                    );
+                    if since.elapsed() >= self.policy.give_up {
+                        bail!(reason);
+                    }
+                    self.metrics
+                        .unreachable(Dependency::Kafka, "restoring", &reason);
+                }
             }
         }
         let output = self.seal(0, batch).await?;
         let desired = live_elements(output);
         // Before anything is written: no tenant of the record may be another view's.
-        claim_tenants(
-            &self.neo4j,
-            &self.config.kafka.topic_prefix,
-            desired.iter().map(GraphElement::tenant),
-            &mut self.owned,
-        )
+        self.claim(desired.iter().map(GraphElement::tenant)).await?;
+        let mut writes = retry(&self.metrics, self.policy, "reading both views", || {
+            reconcile(&desired, &self.neo4j, &self.lance)
+        })
         .await?;
-        let mut writes = reconcile(&desired, &self.neo4j, &self.lance).await?;
         self.report.reconciled_writes = count_writes(&writes);
         let chunking = self.config.lancedb.chunking();
-        reconcile_chunks(self.state.versions(), chunking, &self.lance, &mut writes).await?;
+        let chunks = retry(&self.metrics, self.policy, "reading the chunks", || async {
+            let mut chunks = SinkWrites::default();
+            reconcile_chunks(self.state.versions(), chunking, &self.lance, &mut chunks)
+                .await
+                .map(|()| chunks)
+        })
+        .await?;
+        writes.chunk_upserts = chunks.chunk_upserts;
+        writes.chunk_deletes = chunks.chunk_deletes;
         self.apply(&writes).await?;
         // The priorities the reconciliation wrote are samples of K's history.
         let written: std::collections::HashSet<&str> = writes
@@ -324,7 +352,8 @@ impl Runner {
             }
             self.announce(0, tenants).await;
         }
-        self.consumer.commit(&self.next_offsets)?;
+        self.commit().await?;
+        self.metrics.health.restored();
         self.record_lag();
         info!(
             sources = self.state.len(),
@@ -355,7 +384,7 @@ impl Runner {
                 } else {
                     budget.saturating_sub(opened.elapsed())
                 };
-                match self.consumer.poll(wait).await? {
+                match self.poll(wait).await? {
                     Polled::Message(message) => {
                         consumed += 1;
                         self.absorb(message, &mut batch).await?;
@@ -374,13 +403,8 @@ impl Runner {
                 for element in changes.upserts.iter().chain(&changes.deletes) {
                     *tenants.entry(element.tenant().to_string()).or_default() += 1;
                 }
-                claim_tenants(
-                    &self.neo4j,
-                    &self.config.kafka.topic_prefix,
-                    changes.upserts.iter().map(GraphElement::tenant),
-                    &mut self.owned,
-                )
-                .await?;
+                self.claim(changes.upserts.iter().map(GraphElement::tenant))
+                    .await?;
                 let mut writes = SinkWrites::from_changes(&changes);
                 writes.chunk_upserts = chunks.chunk_upserts;
                 writes.chunk_deletes = chunks.chunk_deletes;
@@ -388,7 +412,7 @@ impl Runner {
                 self.apply(&writes).await?;
                 self.record_priorities(changes.upserts.iter()).await;
                 self.announce(epoch, tenants).await;
-                self.consumer.commit(&self.next_offsets)?;
+                self.commit().await?;
                 self.record_lag();
                 self.report.epochs = epoch;
                 optimized = false;
@@ -399,8 +423,13 @@ impl Runner {
                 }
                 continue;
             }
+            self.watch_filler();
+            self.probe().await;
             if !optimized {
-                self.lance.optimize().await?;
+                retry(&self.metrics, self.policy, "optimizing LanceDB", || {
+                    self.lance.optimize()
+                })
+                .await?;
                 optimized = true;
             }
             let every = Duration::from_secs(self.config.lancedb.compact_every_secs);
@@ -411,14 +440,34 @@ impl Runner {
             {
                 self.compact().await?;
             }
-            if options.until_idle
-                && caught_up(&self.next_offsets, &self.consumer.high_watermarks()?)
-            {
+            if options.until_idle {
+                let marks = retry(
+                    &self.metrics,
+                    self.policy,
+                    "reading the topics' ends",
+                    || std::future::ready(self.consumer.high_watermarks()),
+                )
+                .await?;
+                if !caught_up(&self.next_offsets, &marks) {
+                    continue;
+                }
                 // Everything written has its vector, and the indexes (the vector index too,
                 // once large enough) cover it.
                 if let Some(filler) = self.filler.as_mut() {
-                    filler.drained().await?;
-                    self.lance.optimize().await?;
+                    // The filler retries by itself; a pass failed by an outage is waited out.
+                    let (started, mut delays) = (Instant::now(), self.policy.delays());
+                    while let Err(error) = filler.drained().await {
+                        if !error.retryable() || started.elapsed() >= self.policy.give_up {
+                            return Err(error.into());
+                        }
+                        self.metrics
+                            .unreachable(Dependency::Lancedb, "filling vectors", &error);
+                        tokio::time::sleep(delays.next().unwrap_or(self.policy.max)).await;
+                    }
+                    retry(&self.metrics, self.policy, "optimizing LanceDB", || {
+                        self.lance.optimize()
+                    })
+                    .await?;
                 }
                 return Ok(());
             }
@@ -428,7 +477,10 @@ impl Runner {
     /// Compact the LanceDB table (small fragments of epochs and vector batches) and restart
     /// the compaction counters.
     async fn compact(&mut self) -> Result<()> {
-        self.lance.compact().await?;
+        retry(&self.metrics, self.policy, "compacting LanceDB", || {
+            self.lance.compact()
+        })
+        .await?;
         self.report.compactions += 1;
         self.metrics.lance_compactions.inc();
         let filled = self.filler.as_ref().map_or(0, |f| f.status().filled);
@@ -436,9 +488,41 @@ impl Runner {
         Ok(())
     }
 
-    /// Apply writes to both sinks, recording their latency and batch sizes.
+    /// Apply writes to both sinks, each retried through its outages (the writes are
+    /// idempotent: merges and deletes by id), recording their latency and batch sizes.
     async fn apply(&self, writes: &SinkWrites) -> Result<()> {
-        let (graph, rows) = writes.apply(&self.neo4j, &self.lance).await?;
+        let metrics = &*self.metrics;
+        let (graph, rows) = tokio::try_join!(
+            retry(
+                metrics,
+                self.policy,
+                "writing an epoch to Neo4j",
+                || async {
+                    let started = Instant::now();
+                    self.neo4j
+                        .apply(&writes.graph)
+                        .await
+                        .map(|()| started.elapsed())
+                }
+            ),
+            retry(
+                metrics,
+                self.policy,
+                "writing an epoch to LanceDB",
+                || async {
+                    let started = Instant::now();
+                    self.lance
+                        .apply(&writes.lance_upserts, &writes.lance_deletes)
+                        .await?;
+                    self.lance
+                        .apply_chunks(&writes.chunk_upserts, &writes.chunk_deletes)
+                        .await
+                        .map(|_waiting| started.elapsed())
+                }
+            ),
+        )?;
+        metrics.reached(Dependency::Neo4j);
+        metrics.reached(Dependency::Lancedb);
         self.metrics.sink("neo4j", graph, count_writes(writes));
         self.metrics.sink(
             "lancedb",
@@ -515,6 +599,66 @@ impl Runner {
             {
                 warn!(%error, tenant = %notice.tenant, "publishing a change notice");
             }
+        }
+    }
+
+    /// Poll once, riding out a Kafka outage (a failed poll is retried after the backoff).
+    async fn poll(&self, wait: Duration) -> Result<Polled> {
+        let polled = retry(&self.metrics, self.policy, "reading the topics", || {
+            self.consumer.poll(wait)
+        })
+        .await?;
+        if matches!(polled, Polled::Message(_)) {
+            self.metrics.reached(Dependency::Kafka);
+        }
+        Ok(polled)
+    }
+
+    /// Commit the offsets read so far (called only after both sinks acknowledged them),
+    /// riding out a Kafka outage.
+    async fn commit(&self) -> Result<()> {
+        retry(&self.metrics, self.policy, "committing offsets", || {
+            std::future::ready(self.consumer.commit(&self.next_offsets))
+        })
+        .await?;
+        self.metrics.reached(Dependency::Kafka);
+        Ok(())
+    }
+
+    /// [`claim_tenants`], riding out a Neo4j outage.
+    async fn claim<'a>(&mut self, tenants: impl Iterator<Item = &'a str>) -> Result<()> {
+        let tenants: Vec<&str> = tenants.collect();
+        let (view, owned, neo4j) = (&self.config.kafka.topic_prefix, &self.owned, &self.neo4j);
+        let claimed = retry(
+            &self.metrics,
+            self.policy,
+            "checking the tenants' views",
+            || {
+                let mut claimed = owned.clone();
+                let tenants = tenants.iter().copied();
+                async move {
+                    claim_tenants(neo4j, view, tenants, &mut claimed)
+                        .await
+                        .map(|()| claimed)
+                }
+            },
+        )
+        .await?;
+        self.owned = claimed;
+        Ok(())
+    }
+
+    /// Report the filler's failed passes as a LanceDB outage ([`super::outage::watch_filler`]).
+    fn watch_filler(&mut self) {
+        let filler = self.filler.as_ref();
+        super::outage::watch_filler(filler, &mut self.filler_seen, &self.metrics);
+    }
+
+    /// While idle, probe the stores every few seconds ([`super::outage::probe`]).
+    async fn probe(&mut self) {
+        if self.probed.elapsed() >= Duration::from_secs(2) {
+            self.probed = Instant::now();
+            super::outage::probe(&self.neo4j, &self.consumer, &self.metrics).await;
         }
     }
 
@@ -730,7 +874,13 @@ impl Runner {
         let max = self.config.kafka.dead_letter_max_bytes;
         let letter = DeadLetter::new(&reason, "run", tenant, &message.location(), payload, max);
         warn!(location = %letter.location, %reason, "dead-lettering a bad message");
-        self.producer.dead_letter(&letter).await?;
+        retry(
+            &self.metrics,
+            self.policy,
+            "publishing a dead letter",
+            || self.producer.dead_letter(&letter),
+        )
+        .await?;
         self.report.dead_lettered += 1;
         self.metrics.dead_letters.inc();
         Ok(())

@@ -36,6 +36,7 @@ pub mod metrics;
 pub mod openapi;
 pub mod proposals;
 pub mod reviews;
+pub mod stores;
 pub mod webhook;
 pub mod workspace;
 
@@ -70,6 +71,7 @@ pub struct AppState {
     proposals: Option<proposals::ProposalDesk>,
     dead_letters: dead_letters::DeadLetterLog,
     history: history::PriorityHistory,
+    stores: stores::StoreHealth,
 }
 
 impl AppState {
@@ -93,6 +95,7 @@ impl AppState {
             proposals: None,
             dead_letters: dead_letters::DeadLetterLog::default(),
             history,
+            stores: stores::StoreHealth::default(),
         }
     }
 
@@ -280,7 +283,8 @@ pub fn router(state: AppState) -> Router {
     let timeout = std::time::Duration::from_millis(state.config.request_timeout_ms);
     let concurrency = state.config.max_concurrent_requests.max(1);
     let serve_metrics = metrics::ServeMetrics::default();
-    let reads = Router::new()
+    // The reads of Neo4j and LanceDB: 503 with the reason at once while one is unreachable.
+    let store_reads = Router::new()
         .route("/v1/search", get(api::search))
         .route("/v1/context", post(api::context))
         .route("/v1/nodes/{id}", get(api::node))
@@ -290,10 +294,13 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/questions", get(api::questions))
         .route("/v1/questions/answered", get(api::answered_questions))
         .route("/v1/priorities", get(api::priorities))
-        .route("/v1/priorities/history", get(history::history))
-        .route("/v1/priorities/movers", get(history::movers))
         .route("/v1/timeline", get(api::timeline))
         .route("/v1/traverse", get(api::traverse))
+        .route_layer(middleware::from_fn_with_state(state.clone(), stores::guard));
+    let reads = Router::new()
+        .merge(store_reads)
+        .route("/v1/priorities/history", get(history::history))
+        .route("/v1/priorities/movers", get(history::movers))
         .route(
             "/v1/reviews",
             get(reviews::reviews)
@@ -320,6 +327,7 @@ pub fn router(state: AppState) -> Router {
         ));
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/readyz", get(stores::readyz))
         .route("/openapi.json", get(openapi::document))
         .route("/dashboard", get(dashboard))
         .route("/workspace", get(workspace::page))
@@ -469,6 +477,11 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
         .with_context(|| format!("listen address {listen:?}"))?;
     auth::check_listen(&config.serve, &addr)?;
     let state = open_state(&config).await?;
+    state.stores.spawn_prober(
+        state.query.clone(),
+        std::time::Duration::from_millis(config.serve.store_probe_ms.max(100)),
+        std::time::Duration::from_millis(config.serve.store_probe_timeout_ms.max(100)),
+    );
     let live = state.live().clone();
     live.listen(config.kafka.clone());
     let listener = tokio::net::TcpListener::bind(addr)

@@ -125,6 +125,18 @@ impl GraphReader {
         GraphReader { graph }
     }
 
+    /// Whether Neo4j answers a trivial query (a health probe; the caller bounds its time: the
+    /// driver retries a refused connection by itself for up to a minute).
+    pub async fn ping(&self) -> Result<(), QueryError> {
+        self.graph
+            .run("RETURN 1")
+            .await
+            .map_err(|source| QueryError::Graph {
+                context: "probing the server".into(),
+                source,
+            })
+    }
+
     async fn rows<T: DeserializeOwned>(
         &self,
         q: Query,

@@ -491,6 +491,7 @@ impl LanceSink {
                             upgrading: pass.upgrades.saturating_sub(upgraded),
                             filled,
                             error: None,
+                            retryable: false,
                         });
                         (pass.pending == 0 && pass.upgrades == 0).then_some(Duration::from_secs(2))
                     }
@@ -502,6 +503,7 @@ impl LanceSink {
                             upgrading: usize::MAX,
                             filled,
                             error: Some(error.to_string()),
+                            retryable: error.retryable(),
                         });
                         Some(Duration::from_secs(1))
                     }
@@ -574,6 +576,8 @@ pub struct FillerStatus {
     pub filled: u64,
     /// The last pass's error, if it failed.
     pub error: Option<String>,
+    /// Whether that error was an outage (the folder or store unreachable, a retry may help).
+    pub retryable: bool,
 }
 
 /// The background task filling vectors behind the rows (see the module docs). Stopped when
@@ -613,8 +617,11 @@ impl VectorFiller {
                 .await
                 .map_err(|_| SinkError::Model("the vector filler stopped".into()))?;
             let status = self.status.borrow_and_update().clone();
-            if let Some(error) = status.error {
-                return Err(SinkError::Model(format!("filling vectors: {error}")));
+            if let Some(reason) = status.error {
+                return Err(SinkError::Filler {
+                    reason,
+                    retryable: status.retryable,
+                });
             }
             // The first pass after `start` may have begun before the call: wait for one more.
             if status.passes > start + 1 && done(&status) {

@@ -73,6 +73,17 @@ impl Neo4jSink {
         })
     }
 
+    /// Whether the server answers a trivial query within `timeout` (a health probe: an
+    /// unreachable or restarting server is a retryable [`SinkError::Neo4j`]).
+    pub async fn ping(&self, timeout: std::time::Duration) -> Result<(), SinkError> {
+        match tokio::time::timeout(timeout, self.graph.run("RETURN 1")).await {
+            Ok(answered) => answered.map_err(SinkError::neo4j("probing the server")),
+            Err(_) => Err(SinkError::neo4j("probing the server")(
+                neo4rs::Error::ConnectionTimedOut,
+            )),
+        }
+    }
+
     /// The same sink writing (and reconciling) the given view, normally the topic prefix.
     pub fn with_view(mut self, view: impl Into<String>) -> Self {
         self.view = view.into();
