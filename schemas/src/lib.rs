@@ -16,6 +16,7 @@
 //! The `.avsc` files under `avsc/` are the source of truth; the Rust types mirror them and the
 //! tests round-trip every record and read data written with every previous schema version.
 
+pub mod bounded;
 pub mod changes;
 pub mod codec;
 pub mod event;

@@ -89,6 +89,9 @@ pub fn wire_frame(bytes: &[u8]) -> Result<(u32, &[u8]), BadRecord> {
 
 /// An Avro datum read with its writer schema, as JSON.
 pub fn avro_to_json(schema: &Schema, mut datum: &[u8]) -> Result<Value, BadRecord> {
+    // Lengths and counts beyond the payload are refused before the decoder reserves room.
+    epigraph_schemas::bounded::check_bounded(schema, datum)
+        .map_err(|e| format!("the datum does not fit its writer schema: {e}"))?;
     let value = apache_avro::from_avro_datum(schema, &mut datum, None)
         .map_err(|e| format!("the datum does not fit its writer schema: {e}"))?;
     Value::try_from(value).map_err(|e| BadRecord(format!("the datum has no JSON form: {e}")))
