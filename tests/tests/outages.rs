@@ -279,7 +279,12 @@ async fn trial(store: Store, away_for: Duration) -> Figures {
             &env.tenant,
         ])
     };
-    ingest(&first);
+    let published = |out: String| {
+        epigraph_tests::last_json_line(&out)["published"]
+            .as_f64()
+            .unwrap_or(0.0)
+    };
+    let mut sent = published(ingest(&first));
 
     let addr = free_addr();
     let log = env.dir.path().join("run.log");
@@ -306,12 +311,12 @@ async fn trial(store: Store, away_for: Duration) -> Figures {
 
     // Away: a second half arrives meanwhile (for Kafka, just before it goes).
     if store == Store::Kafka {
-        ingest(&second);
+        sent += published(ingest(&second));
     }
     let gone = Instant::now();
     let mut away = Away::start(store, &env.lance_dir);
     if store != Store::Kafka {
-        ingest(&second);
+        sent += published(ingest(&second));
     }
     let body = run.wait_ready(503, Duration::from_secs(60));
     let not_ready_after = gone.elapsed().as_secs_f64();
@@ -383,7 +388,22 @@ async fn trial(store: Store, away_for: Duration) -> Figures {
             .filter(|l| l.starts_with("epigraph_consumer_lag{"))
             .any(|l| !l.ends_with(" 0"));
         let elements = metric_sample(&text, "epigraph_graph_elements{kind=\"Source\"}");
-        if !lagging && elements.is_some() && run.readyz().is_some_and(|(s, _)| s == 200) {
+        // Every event read, and every sealed epoch (the restore's too) applied to Neo4j: the
+        // lag gauge alone is only refreshed by a commit.
+        let read: f64 = text
+            .lines()
+            .filter(|l| l.starts_with("epigraph_events_in_total{") && l.contains(".events."))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum();
+        let epochs = metric_sample(&text, "epigraph_epochs_total");
+        let applied = metric_sample(&text, "epigraph_sink_seconds_count{sink=\"neo4j\"}");
+        if !lagging
+            && read >= sent
+            && epochs.is_some()
+            && epochs == applied
+            && elements.is_some()
+            && run.readyz().is_some_and(|(s, _)| s == 200)
+        {
             break text;
         }
         assert!(
