@@ -31,7 +31,6 @@ for t in "${tests[@]}"; do
   else
     result=FAILED; failed=1
   fi
-  ran=$(grep -c "^test .* ok$\|^\.$" <<<"$out" || true)
   passed=$(grep -o "[0-9]* passed" <<<"$out" | awk '{s+=$1} END {print s+0}')
   [ "$passed" -ge 1 ] || { result="NOT FOUND"; failed=1; }
   end=$(date +%s.%N)

@@ -371,11 +371,13 @@ fn only_link_definitions(text: &str) -> bool {
 /// assert!(!earlier("kep 753", "kep 753"));
 /// ```
 pub fn earlier(cited: &str, own: &str) -> bool {
-    let split = |key: &str| {
-        key.split_once(' ')
-            .and_then(|(family, n)| Some((family.to_string(), n.parse::<u64>().ok()?)))
-    };
-    matches!((split(cited), split(own)), (Some((f, a)), Some((g, b))) if f == g && a < b)
+    matches!((parse_key(cited), parse_key(own)), (Some((f, a)), Some((g, b))) if f == g && a < b)
+}
+
+/// A document key's family and number (`"kep 753"` → `("kep", 753)`), if it has both.
+fn parse_key(key: &str) -> Option<(&str, u64)> {
+    let (family, n) = key.split_once(' ')?;
+    Some((family, n.parse().ok()?))
 }
 
 /// Whether a statement is a header field that names documents (`Replaces: …`,
@@ -472,24 +474,24 @@ where
     let owners = own_keys
         .clone()
         .map(|((tenant, source_id), key)| ((tenant, key), source_id));
-    let extending = match citing_extensions {
-        Some(extensions) => extension_citations(
+    let mut all_cites =
+        cites
+            .clone()
+            .filter(|(_, cite)| !cite.earlier_only)
+            .concat(cited_by_a_later_document(
+                cites.filter(|(_, cite)| cite.earlier_only),
+                own_keys.clone(),
+            ));
+    if let Some(extensions) = citing_extensions {
+        all_cites = all_cites.concat(extension_citations(
             memories.clone(),
             doc_links.clone(),
-            own_keys.clone(),
+            own_keys,
             extensions,
             rules_for_extensions,
-        ),
-        None => cites.clone().filter(|_| false),
-    };
-    let cites = cites
-        .clone()
-        .filter(|(_, cite)| !cite.earlier_only)
-        .concat(cited_by_a_later_document(
-            cites.filter(|(_, cite)| cite.earlier_only),
-            own_keys,
-        ))
-        .concat(extending);
+        ));
+    }
+    let cites = all_cites;
     let targeted = cites
         .join_map(owners, |(tenant, _), cite, cited| {
             ((tenant.clone(), cited.clone()), cite.clone())
@@ -620,11 +622,11 @@ where
         .distinct()
 }
 
-/// A document key in the order its family numbers documents: `(family, number)`.
+/// A document key in the order its family numbers documents: `(family, number)`, a key
+/// without a number last.
 fn key_order(key: &str) -> (String, u64) {
-    key.split_once(' ')
-        .map(|(family, n)| (family.to_string(), n.parse().unwrap_or(u64::MAX)))
-        .unwrap_or_else(|| (key.to_string(), u64::MAX))
+    let (family, number) = parse_key(key).unwrap_or((key, u64::MAX));
+    (family.to_string(), number)
 }
 
 /// The citations of `cites` whose citing document is later than the cited key by one of its own
