@@ -12,7 +12,7 @@ use crate::context::{self, ContextBlock, ContextInput};
 use crate::expand::{NodeKind, describe};
 use crate::graph::MemoryCard;
 use crate::retrieve::SearchQuery;
-use crate::search::{as_of, parse_types};
+use crate::search::{as_of, fold_restatements, parse_types};
 use crate::{QueryError, QueryService};
 
 /// Memory objects the graph walk adds to a block (beyond the ranked ones).
@@ -60,9 +60,8 @@ impl QueryService {
             modulate: true,
         };
         let (ranked, related) = self.rank(tenant, &query).await?;
-        let mut top: Vec<MemoryCard> = ranked
-            .iter()
-            .take(query.k)
+        // One memory object per statement: its copies in other sources are named in its note.
+        let mut top: Vec<MemoryCard> = fold_restatements(ranked.iter(), |r| &r.card, query.k)
             .map(|r| r.card.clone())
             .collect();
         // What the graph walk reaches from the best of them joins, each with its path (not

@@ -333,6 +333,41 @@ fn item(
     }
 }
 
+/// "also stated in …" for a statement that other sources say too (`SAME_STATEMENT`): a copy is
+/// no independent evidence, but the reader learns where else it stands.
+///
+/// ```
+/// use epigraph_query::graph::{MemoryCard, Restatement};
+/// let copy = |id: &str, title: &str| Restatement {
+///     id: id.into(),
+///     source_id: Some(format!("src-{id}")),
+///     title: Some(title.into()),
+/// };
+/// let card = MemoryCard { restated: vec![copy("m2", "Board memo"), copy("m3", "Wiki")], ..Default::default() };
+/// assert_eq!(
+///     epigraph_query::context::restated_note(&card).unwrap(),
+///     "also stated in src-m2 (Board memo), src-m3 (Wiki)"
+/// );
+/// assert!(epigraph_query::context::restated_note(&MemoryCard::default()).is_none());
+/// ```
+pub fn restated_note(card: &MemoryCard) -> Option<String> {
+    if card.restated.is_empty() {
+        return None;
+    }
+    let places: Vec<String> = card
+        .restated
+        .iter()
+        .map(|r| {
+            let source = r.source_id.as_deref().unwrap_or(&r.id);
+            match &r.title {
+                Some(title) => format!("{source} ({})", title.trim()),
+                None => source.to_string(),
+            }
+        })
+        .collect();
+    Some(format!("also stated in {}", places.join(", ")))
+}
+
 fn line(item: &ContextItem) -> String {
     let mut tags = vec![item.item_type.clone()];
     if let Some(standing) = &item.standing
@@ -591,7 +626,8 @@ pub fn build(input: &ContextInput, budget_tokens: usize, config: &ContextConfig)
                         }
                         None => format!("blocked by open question {id}"),
                     })
-                    .or_else(|| input.via.get(&card.id).cloned());
+                    .or_else(|| input.via.get(&card.id).cloned())
+                    .or_else(|| restated_note(card));
                 let it = item(card, at, by, note);
                 let l = line(&it);
                 match card.memory_type {

@@ -11,7 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 use crate::context;
 use crate::expand::{Neighbourhood, NodeKind, PathStep, best_paths, walked_mass};
 use crate::fuse::{self, ChunkEvidence};
-use crate::graph::MemoryCard;
+use crate::graph::{MemoryCard, Restatement};
 use crate::rank::{AsOf, Intent, RankConfig, parse_instant, show_instant};
 use crate::retrieve::{Ranked, SearchQuery};
 use crate::{QueryError, QueryService, snippet};
@@ -160,6 +160,9 @@ pub struct SearchResult {
     pub blocks: Vec<String>,
     /// Open questions holding it up.
     pub blocked_by: Vec<String>,
+    /// The same statement in other sources (`SAME_STATEMENT`: the original and its copies).
+    /// Search shows one memory object per statement, the best ranked; these are the others.
+    pub restated_in: Vec<Restatement>,
     /// `search`, or `contradiction` for the other side of a contradiction of a result.
     pub via: String,
     /// Score components.
@@ -292,6 +295,7 @@ fn result(r: &Ranked, at: Option<i64>, via: &str, explain: bool, intent: Intent)
         answered_by: view.answered_by().iter().map(|e| e.id.clone()).collect(),
         blocks: view.blocks().iter().map(|e| e.id.clone()).collect(),
         blocked_by: view.blocked_by().iter().map(|e| e.id.clone()).collect(),
+        restated_in: r.card.restated.clone(),
         via: via.to_string(),
         explain: explain.then(|| Explain {
             relevance: r.relevance,
@@ -319,8 +323,9 @@ fn result(r: &Ranked, at: Option<i64>, via: &str, explain: bool, intent: Intent)
     }
 }
 
-/// The top `k` memory results, each followed by the other sides of its contradictions (which
-/// are returned together with it even beyond `k`).
+/// The top `k` memory results, one per statement (copies of a statement in other sources are
+/// folded into the best ranked, which lists them in `restated_in`), each followed by the other
+/// sides of its contradictions (which are returned together with it even beyond `k`).
 pub fn memory_results(
     ranked: &[Ranked],
     related: &HashMap<String, MemoryCard>,
@@ -331,7 +336,7 @@ pub fn memory_results(
     let intent = Intent::of(&query.text);
     let mut out = Vec::new();
     let mut shown: HashSet<String> = HashSet::new();
-    for r in ranked.iter().take(query.k) {
+    for r in fold_restatements(ranked.iter(), |r| &r.card, query.k) {
         if !shown.insert(r.card.id.clone()) {
             continue;
         }
@@ -390,6 +395,34 @@ pub fn memory_results(
         }
     }
     out
+}
+
+/// The first `k` items of `ranked` (best first) that say different statements: an item whose
+/// [`MemoryCard::statement`] an earlier item said is left out (its card is listed in the
+/// earlier one's `restated`).
+///
+/// ```
+/// use epigraph_query::graph::MemoryCard;
+/// use epigraph_query::search::fold_restatements;
+/// let card = |id: &str, restates: Option<&str>| MemoryCard {
+///     id: id.into(),
+///     restates: restates.map(String::from),
+///     ..Default::default()
+/// };
+/// // m7 and m9 copy m1 (from other sources); m2 is another statement.
+/// let ranked = [card("m7", Some("m1")), card("m1", None), card("m9", Some("m1")), card("m2", None)];
+/// let kept: Vec<&str> = fold_restatements(ranked.iter(), |c| c, 2).map(|c| c.id.as_str()).collect();
+/// assert_eq!(kept, ["m7", "m2"]);
+/// ```
+pub fn fold_restatements<'a, T: 'a>(
+    ranked: impl Iterator<Item = &'a T> + 'a,
+    card: impl Fn(&T) -> &MemoryCard + 'a,
+    k: usize,
+) -> impl Iterator<Item = &'a T> + 'a {
+    let mut said: HashSet<String> = HashSet::new();
+    ranked
+        .filter(move |item| said.insert(card(item).statement().to_string()))
+        .take(k)
 }
 
 /// The walk around a search's best memory objects ([`crate::expand`]).

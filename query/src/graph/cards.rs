@@ -92,6 +92,40 @@ pub struct MemoryCard {
     /// each edge's `id` is the newer document's `source_id`.
     #[serde(default)]
     pub source_superseded_by: Vec<EdgeRef>,
+    /// The original this statement is a copy of (a `SAME_STATEMENT` edge: the same text,
+    /// normalised, written earlier in another source), if it is one.
+    #[serde(default)]
+    pub restates: Option<String>,
+    /// The other memory objects that say the same (the original and every copy of it, this one
+    /// excepted), in any source.
+    #[serde(default)]
+    pub restated: Vec<Restatement>,
+}
+
+/// Another memory object saying the same statement (`SAME_STATEMENT`), in another source.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Restatement {
+    /// Memory object id.
+    pub id: String,
+    /// Its source item id.
+    pub source_id: Option<String>,
+    /// Its source's title.
+    pub title: Option<String>,
+}
+
+impl MemoryCard {
+    /// The statement it says: the original of its copies (its own id when it is no copy).
+    /// Memory objects of one statement share it, so search shows one of them.
+    ///
+    /// ```
+    /// use epigraph_query::graph::MemoryCard;
+    /// let original = MemoryCard { id: "m1".into(), ..Default::default() };
+    /// let copy = MemoryCard { id: "m7".into(), restates: Some("m1".into()), ..Default::default() };
+    /// assert_eq!(original.statement(), copy.statement());
+    /// ```
+    pub fn statement(&self) -> &str {
+        self.restates.as_deref().unwrap_or(&self.id)
+    }
 }
 
 /// The terms of a node's K (OIDA Eq. 1, docs/priority.md) as the pipeline wrote them.

@@ -21,7 +21,7 @@ mod cards;
 mod walk;
 pub use cards::{
     AnsweredQuestion, ClaimRef, ContradictionPair, EdgeRef, EdgeView, EntityCard, EntityRelation,
-    IdentityLink, MemoryCard, MemoryState, NodeView, PriorityTerms, Subgraph,
+    IdentityLink, MemoryCard, MemoryState, NodeView, PriorityTerms, Restatement, Subgraph,
 };
 
 /// Cypher projection of a memory node `m` into a [`MemoryCard`].
@@ -45,7 +45,9 @@ const CARD_TEMPLATE: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text,
      size([(o)-[:SUPPORTS]->(m) | 1]) AS supported, \
      [(m)-[:ASSERTS]->(c:Claim) | {subject: c.subject_name, attribute: c.attribute, value: c.value, unit: c.unit, qualifier: c.qualifier}] AS claims, \
      head([(m)-[:DERIVED_FROM]->(s)<-[:DERIVED_FROM]-(h) WHERE h.text =~ '{RETIRED}' | h.text]) AS source_status, \
-     [(m)-[:DERIVED_FROM]->(s)<-[r:SUPERSEDES]-(n) | {id: n.source_id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS source_superseded_by";
+     [(m)-[:DERIVED_FROM]->(s)<-[r:SUPERSEDES]-(n) | {id: n.source_id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS source_superseded_by, \
+     head([(m)-[:SAME_STATEMENT]->(o) | o.id]) AS restates, \
+     [(m)-[:SAME_STATEMENT*0..1]->(g)<-[:SAME_STATEMENT*0..1]-(o) WHERE o.id <> m.id | {id: o.id, source_id: o.source_id, title: o.title}] AS restated";
 
 /// The columns of a [`MemoryCard`], with the retired statuses of the graph schema.
 static CARD: LazyLock<String> =
