@@ -24,10 +24,14 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), SourceError> {
         config.changes_topic(),
     );
     let replication = || TopicReplication::Fixed(config.replication);
+    // Events as large as the producer may send (a whole document): the broker's default is 1 MB.
+    let max_message_bytes = config.max_message_bytes.to_string();
     let mut topics: Vec<NewTopic<'_>> = event_topics
         .iter()
         .map(|name| {
-            NewTopic::new(name, config.partitions, replication()).set("cleanup.policy", "compact")
+            NewTopic::new(name, config.partitions, replication())
+                .set("cleanup.policy", "compact")
+                .set("max.message.bytes", &max_message_bytes)
         })
         .collect();
     topics.push(NewTopic::new(&dlq, 1, replication()));

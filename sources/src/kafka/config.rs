@@ -29,6 +29,11 @@ pub struct KafkaConfig {
     pub compression: String,
     /// Largest raw payload kept in a dead letter, in bytes. Default 65536.
     pub dead_letter_max_bytes: usize,
+    /// Largest encoded event published, in bytes: the producer's `message.max.bytes` and the
+    /// `max.message.bytes` of the event topics epigraph creates. A larger event is dead-lettered
+    /// with its size and this limit, as is one a topic created with a smaller limit refuses.
+    /// Default 16777216 (16 MiB: a document at the documents source's 10 MiB cap fits).
+    pub max_message_bytes: usize,
     /// Prefix of every topic name: `<prefix>.events.<kind>`, `<prefix>.dlq`,
     /// `<prefix>.feedback`. Default `epigraph`; another prefix keeps a second deployment (or a
     /// benchmark) apart on the same cluster.
@@ -148,6 +153,7 @@ impl Default for KafkaConfig {
             linger_ms: 20,
             compression: "lz4".into(),
             dead_letter_max_bytes: 64 * 1024,
+            max_message_bytes: 16 * 1024 * 1024,
             topic_prefix: "epigraph".into(),
             schema_registry: SchemaRegistryConfig::default(),
         }

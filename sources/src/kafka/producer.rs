@@ -7,6 +7,7 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use rdkafka::ClientConfig;
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
+use rdkafka::types::RDKafkaErrorCode;
 use tracing::warn;
 
 use super::{DeadLetter, KafkaConfig, RegistryCodec};
@@ -14,6 +15,25 @@ use crate::SourceError;
 
 /// How many sends may wait for their delivery report at once.
 const MAX_IN_FLIGHT: usize = 10_000;
+
+/// A broker's default `message.max.bytes` (Kafka's 1 MB plus its record overhead).
+const BROKER_DEFAULT_MAX_BYTES: usize = 1_000_000;
+
+/// Bytes of a produce request beyond the payload (key, headers, record batch framing).
+const MESSAGE_OVERHEAD: usize = 64 * 1024;
+
+/// An event a broker may refuse for its size: what its dead letter needs (kept only for events
+/// over the broker default of 1 MB, so that 10,000 sends in flight hold no copies).
+struct Refusable {
+    tenant: String,
+    source_id: String,
+    /// Encoded size.
+    size: usize,
+    /// The body, cut at `kafka.dead_letter_max_bytes`.
+    raw: Vec<u8>,
+    /// The body's size before cutting.
+    body_size: usize,
+}
 
 /// What one publishing run did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,6 +72,11 @@ impl EventProducer {
             .set("linger.ms", config.linger_ms.to_string())
             .set("message.timeout.ms", "30000")
             .set("queue.buffering.max.messages", "200000")
+            // Room for the largest event plus the protocol's framing.
+            .set(
+                "message.max.bytes",
+                (config.max_message_bytes + MESSAGE_OVERHEAD).to_string(),
+            )
             .create()
             .map_err(SourceError::kafka("creating the producer"))?;
         Ok(EventProducer {
@@ -114,42 +139,105 @@ impl EventProducer {
                     continue;
                 }
             };
+            if payload.len() > self.config.max_message_bytes {
+                let letter = DeadLetter::new(
+                    &format!(
+                        "event is {} bytes encoded, over the {} byte limit (kafka.max_message_bytes)",
+                        payload.len(),
+                        self.config.max_message_bytes
+                    ),
+                    "producer",
+                    Some(&event.tenant),
+                    &event.source_id,
+                    event.body.as_bytes(),
+                    self.config.dead_letter_max_bytes,
+                );
+                self.dead_letter(&letter).await?;
+                report.dead_lettered += 1;
+                continue;
+            }
             let topic = self.config.events_topic(event.source_kind);
             let key = event.key();
+            let refusable = (payload.len() > BROKER_DEFAULT_MAX_BYTES).then(|| Refusable {
+                tenant: event.tenant.clone(),
+                source_id: event.source_id.clone(),
+                size: payload.len(),
+                raw: event.body.as_bytes()
+                    [..event.body.len().min(self.config.dead_letter_max_bytes)]
+                    .to_vec(),
+                body_size: event.body.len(),
+            });
             in_flight.push(async move {
                 let record = FutureRecord::to(&topic).key(&key).payload(&payload);
-                self.producer
+                let sent = self
+                    .producer
                     .send(record, Duration::from_secs(30))
                     .await
-                    .map_err(|(e, _)| e)
+                    .map_err(|(e, _)| e);
+                (sent, refusable, topic)
             });
             if in_flight.len() >= MAX_IN_FLIGHT {
-                Self::settle_one(&mut in_flight, &mut report, &mut on_progress).await?;
+                self.settle_one(&mut in_flight, &mut report, &mut on_progress)
+                    .await?;
             }
         }
         while !in_flight.is_empty() {
-            Self::settle_one(&mut in_flight, &mut report, &mut on_progress).await?;
+            self.settle_one(&mut in_flight, &mut report, &mut on_progress)
+                .await?;
         }
         Ok(report)
     }
 
     async fn settle_one<F>(
+        &self,
         in_flight: &mut FuturesUnordered<F>,
         report: &mut PublishReport,
         on_progress: &mut impl FnMut(usize),
     ) -> Result<(), SourceError>
     where
         F: Future<
-            Output = Result<
-                rdkafka::producer::future_producer::Delivery,
-                rdkafka::error::KafkaError,
-            >,
+            Output = (
+                Result<rdkafka::producer::future_producer::Delivery, rdkafka::error::KafkaError>,
+                Option<Refusable>,
+                String,
+            ),
         >,
     {
-        if let Some(result) = in_flight.next().await {
-            result.map_err(SourceError::kafka("publishing an event"))?;
-            report.published += 1;
-            on_progress(report.published);
+        let Some((result, refusable, topic)) = in_flight.next().await else {
+            return Ok(());
+        };
+        match (result, refusable) {
+            (Ok(_), _) => {
+                report.published += 1;
+                on_progress(report.published);
+            }
+            // A topic created with a smaller limit (the broker's 1 MB default, or by an earlier
+            // version of epigraph) refuses the event: it is dead-lettered, the rest goes on.
+            (
+                Err(rdkafka::error::KafkaError::MessageProduction(
+                    RDKafkaErrorCode::MessageSizeTooLarge,
+                )),
+                Some(event),
+            ) => {
+                let mut letter = DeadLetter::new(
+                    &format!(
+                        "event is {} bytes encoded and {topic} refuses it as too large: raise the \
+                         topic's max.message.bytes (kafka-configs.sh --alter --entity-type topics \
+                         --entity-name {topic} --add-config max.message.bytes={})",
+                        event.size,
+                        event.size.next_power_of_two()
+                    ),
+                    "producer",
+                    Some(&event.tenant),
+                    &event.source_id,
+                    &event.raw,
+                    self.config.dead_letter_max_bytes,
+                );
+                letter.raw_size = event.body_size;
+                self.dead_letter(&letter).await?;
+                report.dead_lettered += 1;
+            }
+            (Err(error), _) => return Err(SourceError::kafka("publishing an event")(error)),
         }
         Ok(())
     }
