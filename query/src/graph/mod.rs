@@ -734,9 +734,11 @@ mod tests {
             .iter()
             .map(|i| i.rsplit_once(" AS ").unwrap().1.trim().to_string())
             .collect();
-        assert_eq!(names.len(), 25);
+        assert_eq!(names.len(), 27);
         assert!(
             names.contains(&"k_terms".to_string())
+                && names.contains(&"restates".to_string())
+                && names.contains(&"restated".to_string())
                 && names.contains(&"blocks".to_string())
                 && names.contains(&"contradicts".to_string())
                 && names.contains(&"claims".to_string())
