@@ -47,4 +47,4 @@ wait "$services_pid" || { echo "[test] services failed to start; see: deploy/loc
 wait "$python_pid" || { echo "[test] the Python venv could not be installed:" >&2; tail -n 30 "$python_log" >&2; exit 1; }
 rm -f "$python_log"
 
-cargo test --workspace --locked -- --test-threads=2
+cargo test --workspace --locked --no-fail-fast -- --test-threads=2
