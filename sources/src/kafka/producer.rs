@@ -16,20 +16,21 @@ use crate::SourceError;
 /// How many sends may wait for their delivery report at once.
 const MAX_IN_FLIGHT: usize = 10_000;
 
-/// A broker's default `message.max.bytes` (Kafka's 1 MB plus its record overhead).
+/// Kafka's default message limit, about 1 MB (the broker's `message.max.bytes` is 1,048,588).
 const BROKER_DEFAULT_MAX_BYTES: usize = 1_000_000;
 
 /// Bytes of a produce request beyond the payload (key, headers, record batch framing).
 const MESSAGE_OVERHEAD: usize = 64 * 1024;
 
-/// An event a broker may refuse for its size: what its dead letter needs (kept only for events
-/// over the broker default of 1 MB, so that 10,000 sends in flight hold no copies).
+/// What the dead letter of an event a topic refuses for its size needs. The body is kept only
+/// for events over a broker's default limit (1 MB), so that 10,000 sends in flight hold no
+/// copies; a smaller event refused by a topic with a smaller limit is dead-lettered without it.
 struct Refusable {
     tenant: String,
     source_id: String,
     /// Encoded size.
     size: usize,
-    /// The body, cut at `kafka.dead_letter_max_bytes`.
+    /// The body, cut at `kafka.dead_letter_max_bytes` (empty for an event under 1 MB).
     raw: Vec<u8>,
     /// The body's size before cutting.
     body_size: usize,
@@ -126,47 +127,34 @@ impl EventProducer {
             let payload = match self.encode(&event).await? {
                 Ok(payload) => payload,
                 Err(error) => {
-                    let letter = DeadLetter::new(
-                        &format!("event does not fit the schema: {error}"),
-                        "producer",
-                        Some(&event.tenant),
-                        &event.source_id,
-                        event.body.as_bytes(),
-                        self.config.dead_letter_max_bytes,
-                    );
-                    self.dead_letter(&letter).await?;
-                    report.dead_lettered += 1;
+                    let reason = format!("event does not fit the schema: {error}");
+                    self.refuse(&event, &reason, &mut report).await?;
                     continue;
                 }
             };
             if payload.len() > self.config.max_message_bytes {
-                let letter = DeadLetter::new(
-                    &format!(
-                        "event is {} bytes encoded, over the {} byte limit (kafka.max_message_bytes)",
-                        payload.len(),
-                        self.config.max_message_bytes
-                    ),
-                    "producer",
-                    Some(&event.tenant),
-                    &event.source_id,
-                    event.body.as_bytes(),
-                    self.config.dead_letter_max_bytes,
+                let reason = format!(
+                    "event is {} bytes encoded, over the {} byte limit (kafka.max_message_bytes)",
+                    payload.len(),
+                    self.config.max_message_bytes
                 );
-                self.dead_letter(&letter).await?;
-                report.dead_lettered += 1;
+                self.refuse(&event, &reason, &mut report).await?;
                 continue;
             }
             let topic = self.config.events_topic(event.source_kind);
             let key = event.key();
-            let refusable = (payload.len() > BROKER_DEFAULT_MAX_BYTES).then(|| Refusable {
+            let refusable = Refusable {
                 tenant: event.tenant.clone(),
                 source_id: event.source_id.clone(),
                 size: payload.len(),
-                raw: event.body.as_bytes()
-                    [..event.body.len().min(self.config.dead_letter_max_bytes)]
-                    .to_vec(),
+                raw: if payload.len() > BROKER_DEFAULT_MAX_BYTES {
+                    event.body.as_bytes()[..event.body.len().min(self.config.dead_letter_max_bytes)]
+                        .to_vec()
+                } else {
+                    Vec::new()
+                },
                 body_size: event.body.len(),
-            });
+            };
             in_flight.push(async move {
                 let record = FutureRecord::to(&topic).key(&key).payload(&payload);
                 let sent = self
@@ -198,27 +186,24 @@ impl EventProducer {
         F: Future<
             Output = (
                 Result<rdkafka::producer::future_producer::Delivery, rdkafka::error::KafkaError>,
-                Option<Refusable>,
+                Refusable,
                 String,
             ),
         >,
     {
-        let Some((result, refusable, topic)) = in_flight.next().await else {
+        let Some((result, event, topic)) = in_flight.next().await else {
             return Ok(());
         };
-        match (result, refusable) {
-            (Ok(_), _) => {
+        match result {
+            Ok(_) => {
                 report.published += 1;
                 on_progress(report.published);
             }
             // A topic created with a smaller limit (the broker's 1 MB default, or by an earlier
             // version of epigraph) refuses the event: it is dead-lettered, the rest goes on.
-            (
-                Err(rdkafka::error::KafkaError::MessageProduction(
-                    RDKafkaErrorCode::MessageSizeTooLarge,
-                )),
-                Some(event),
-            ) => {
+            Err(rdkafka::error::KafkaError::MessageProduction(
+                RDKafkaErrorCode::MessageSizeTooLarge,
+            )) => {
                 let mut letter = DeadLetter::new(
                     &format!(
                         "event is {} bytes encoded and {topic} refuses it as too large: raise the \
@@ -237,8 +222,28 @@ impl EventProducer {
                 self.dead_letter(&letter).await?;
                 report.dead_lettered += 1;
             }
-            (Err(error), _) => return Err(SourceError::kafka("publishing an event")(error)),
+            Err(error) => return Err(SourceError::kafka("publishing an event")(error)),
         }
+        Ok(())
+    }
+
+    /// Dead-letter an event that will not be published, with the reason, and count it.
+    async fn refuse(
+        &self,
+        event: &SourceEvent,
+        reason: &str,
+        report: &mut PublishReport,
+    ) -> Result<(), SourceError> {
+        let letter = DeadLetter::new(
+            reason,
+            "producer",
+            Some(&event.tenant),
+            &event.source_id,
+            event.body.as_bytes(),
+            self.config.dead_letter_max_bytes,
+        );
+        self.dead_letter(&letter).await?;
+        report.dead_lettered += 1;
         Ok(())
     }
 
