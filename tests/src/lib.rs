@@ -129,7 +129,14 @@ impl TestEnv {
 
     /// Run the binary to completion; panics with its output when it fails.
     pub fn epigraph(&self, args: &[&str]) -> String {
-        let output: Output = self.command(args).output().expect("spawning epigraph");
+        self.epigraph_with_env(args, &[])
+    }
+
+    /// [`Self::epigraph`] with more environment variables (`EPIGRAPH_KAFKA__…` overrides).
+    pub fn epigraph_with_env(&self, args: &[&str], vars: &[(&str, &str)]) -> String {
+        let mut command = self.command(args);
+        command.envs(vars.iter().copied());
+        let output: Output = command.output().expect("spawning epigraph");
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         assert!(
             output.status.success(),

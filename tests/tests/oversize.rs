@@ -34,25 +34,14 @@ fn document(title: &str, bytes: usize, seed: u64) -> String {
 
 fn ingest_docs_with(env: &TestEnv, vars: &[(&str, &str)]) -> serde_json::Value {
     let docs = env.docs();
-    let mut command = env.command(&[
+    let args = [
         "ingest",
         "docs",
         docs.to_str().expect("utf-8 path"),
         "--tenant",
         &env.tenant,
-    ]);
-    for (key, value) in vars {
-        command.env(key, value);
-    }
-    let output = command.output().expect("spawning epigraph");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "ingest failed ({}):\nstdout: {stdout}\nstderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    last_json_line(&stdout)
+    ];
+    last_json_line(&env.epigraph_with_env(&args, vars))
 }
 
 #[tokio::test(flavor = "multi_thread")]
