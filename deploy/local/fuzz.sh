@@ -21,6 +21,7 @@ tests=(
   "html::tests::html_to_text_never_panics_on_100k_cases"                            # HTML / documents
   "beir::source::fuzz::every_line_of_a_random_corpus_is_an_event_or_a_dead_letter"  # BEIR corpus lines
   "slack::tests::random_day_files_never_panic_and_lose_nothing"                     # Slack export
+  "formats::tests::read_text_never_panics_on_100k_cases"                            # PDF, DOCX, PPTX, XLSX
 )
 failed=0
 printf '%-85s %10s %8s %s\n' test cases seconds result

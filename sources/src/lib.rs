@@ -8,6 +8,8 @@
 //!   event consumer used by `epigraph run`.
 //! - [`docs`]: the documents source (Markdown, text, HTML in a folder), with its manifest of what
 //!   was published so removed files become tombstones.
+//! - [`formats`]: the readers of binary document formats (PDF, DOCX, PPTX, XLSX) into text,
+//!   for the documents source and for e-mail attachments.
 //! - [`mail`]: the e-mail source (mbox, `.eml`, maildir): MIME decoding, quote and signature
 //!   stripping, threads and attachment metadata.
 //! - [`ics`]: the calendar source (iCalendar files): recurrences expanded in a window, overrides,
@@ -29,6 +31,7 @@ pub mod beir;
 pub mod caldav;
 pub mod docs;
 pub mod error;
+pub mod formats;
 pub(crate) mod html;
 pub mod ics;
 pub mod imap;

@@ -221,3 +221,58 @@ async fn an_edited_documents_kept_statements_stay_valid_from_when_they_were_writ
         "{valid:?}"
     );
 }
+
+/// PDF and Office files in a documents folder are read as text: their statements reach both
+/// stores and search; a damaged one is a dead letter with the reason.
+#[tokio::test(flavor = "multi_thread")]
+async fn pdf_and_office_files_in_a_folder_are_read_as_documents() {
+    let _serial = serial().await;
+    let env = TestEnv::new("e2e-formats");
+    let docs = env.docs();
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sources/tests/fixtures/formats");
+    for name in ["memo.pdf", "plan.docx", "review.pptx", "budget.xlsx"] {
+        std::fs::copy(fixtures.join(name), docs.join(name)).unwrap();
+    }
+    std::fs::write(docs.join("broken.pptx"), b"not a presentation").unwrap();
+    let summary = env.ingest_docs();
+    assert_eq!(
+        (
+            summary["published"].as_u64(),
+            summary["dead_lettered"].as_u64()
+        ),
+        (Some(4), Some(1)),
+        "{summary}"
+    );
+    env.run_until_idle();
+    let graph = neo4j();
+    let sources = neo4j_count(
+        &graph,
+        "MATCH (s:Source:Document {tenant: $tenant}) RETURN count(s) AS n",
+        &env.tenant,
+    )
+    .await;
+    assert_eq!(sources, 4);
+    let texts = neo4j_memory_texts(&graph, &env.tenant).await;
+    for expected in [
+        "EUR 2.3M valuation cap",                  // memo.pdf
+        "Maya Chen owns the launch",               // plan.docx
+        "moved the Vortex launch to 7 April 2027", // review.pptx
+    ] {
+        assert!(
+            texts.iter().any(|t| t.contains(expected)),
+            "{expected}: {texts:?}"
+        );
+    }
+    let server = env.serve();
+    for (query, source) in [
+        ("seed%20round%20valuation%20cap", "memo.pdf"),
+        ("marketing%20budget%20board%20decision", "budget.xlsx"),
+    ] {
+        let answer = server.get(&format!(
+            "/v1/search?q={query}&k=1&level=source&tenant={}",
+            env.tenant
+        ));
+        assert_eq!(answer["results"][0]["source_id"], source, "{answer}");
+    }
+}

@@ -156,13 +156,17 @@ async fn admin(server: &Dovecot) -> ImapSession {
 
 /// `(source_id, op)` of every e-mail event of the tenant on the topic so far.
 async fn mail_events(env: &TestEnv) -> Vec<(String, Op)> {
+    events_of(env, SourceKind::Email).await
+}
+
+/// `(source_id, op)` of every event of `kind` of the tenant on its topic so far.
+async fn events_of(env: &TestEnv, kind: SourceKind) -> Vec<(String, Op)> {
     let config = KafkaConfig {
         group_id: unique_tenant("tests-imap"),
         ..env.kafka.clone()
     };
     let consumer =
-        EventConsumer::from_beginning(&config, &[config.events_topic(SourceKind::Email)])
-            .expect("consumer");
+        EventConsumer::from_beginning(&config, &[config.events_topic(kind)]).expect("consumer");
     let mut out = Vec::new();
     while let Polled::Message(message) = consumer.poll(Duration::from_secs(3)).await.expect("poll")
     {
@@ -418,5 +422,65 @@ async fn mailboxes_are_followed_by_uid_with_expunges_moves_and_restarts() {
     assert_eq!(
         sources, 5,
         "atlas, hiring, offsite, roadmap and vendor; the budget mail was expunged"
+    );
+}
+
+/// A message with PDF and Word attachments on a real server: the attachments' documents are
+/// published after the message, the damaged one is dead-lettered, and an expunge tombstones
+/// the message and its documents together.
+#[tokio::test(flavor = "multi_thread")]
+async fn attachments_are_published_and_tombstoned_with_their_message() {
+    let _serial = serial().await;
+    let env = TestEnv::new("e2e-imap-attach");
+    let server = Dovecot::start(tempfile::tempdir().unwrap(), free_port());
+    let port = server.port;
+    let mut admin_session = admin(&server).await;
+    let session = admin_session.session_mut();
+    session.create("Archive").await.expect("CREATE Archive");
+    let eml = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../sources/tests/fixtures/formats/memo-and-plan.eml");
+    session
+        .append("INBOX", None, None, std::fs::read(eml).unwrap())
+        .await
+        .expect("APPEND");
+    let first = synced(&env, port);
+    assert_eq!(counts(&first), [1, 0, 3, 0], "{first}");
+    assert_eq!(first["dead_lettered"], 1, "broken.pdf: {first}");
+    let attachments = [
+        "mail/memo-7@acme.example/attachment/1".to_string(),
+        "mail/memo-7@acme.example/attachment/2".to_string(),
+    ];
+    let documents = events_of(&env, SourceKind::Document).await;
+    assert_eq!(
+        documents,
+        attachments.clone().map(|id| (id, Op::Upsert)),
+        "{documents:?}"
+    );
+
+    let session = admin_session.session_mut();
+    session.select("INBOX").await.expect("SELECT");
+    session
+        .run_command_and_check_ok("UID STORE 1 +FLAGS.SILENT (\\Deleted)")
+        .await
+        .expect("STORE");
+    session
+        .run_command_and_check_ok("EXPUNGE")
+        .await
+        .expect("EXPUNGE");
+    let second = synced(&env, port);
+    assert_eq!(counts(&second), [0, 1, 0, 3], "{second}");
+    let documents = events_of(&env, SourceKind::Document).await;
+    let deleted: Vec<&str> = documents
+        .iter()
+        .filter(|(_, op)| *op == Op::Delete)
+        .map(|(id, _)| id.as_str())
+        .collect();
+    assert_eq!(deleted, [&attachments[0], &attachments[1]], "{documents:?}");
+    assert_eq!(
+        mail_events(&env).await,
+        [
+            ("mail/memo-7@acme.example".to_string(), Op::Upsert),
+            ("mail/memo-7@acme.example".to_string(), Op::Delete)
+        ]
     );
 }

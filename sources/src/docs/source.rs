@@ -9,6 +9,7 @@ use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 use super::{DocsConfig, LineStamp, Manifest};
 use crate::SourceError;
+use crate::formats::{DocumentText, Format, read_text};
 use crate::kafka::DeadLetter;
 
 /// What a scan of a folder found, against the previous manifest.
@@ -98,31 +99,42 @@ pub fn scan_folder(
             continue;
         }
         let bytes = std::fs::read(entry.path()).map_err(SourceError::io(entry.path()))?;
-        let text = match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => {
-                let reason = format!(
+        let extension = relative
+            .extension()
+            .map(|e| e.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        let binary = Format::from_extension(&extension);
+        let read = match binary {
+            Some(format) => read_text(format, &bytes, &config.formats)
+                .map(|document| Readable::from_document(document, format))
+                .map_err(|e| e.to_string()),
+            None => Readable::from_bytes(&bytes, &extension).map_err(|e| {
+                format!(
                     "not UTF-8 text (invalid byte at offset {})",
-                    e.utf8_error().valid_up_to()
-                );
-                scan.dead_letters.push(letter(reason, e.as_bytes()));
+                    e.valid_up_to()
+                )
+            }),
+        };
+        let readable = match read {
+            Ok(readable) => readable,
+            Err(reason) => {
+                scan.dead_letters.push(letter(reason, &bytes));
                 keep_previous(&mut scan.next_manifest, previous, &source_id);
                 continue;
             }
         };
-        let is_html = relative
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
-        let (text, html_title) = if is_html {
-            (crate::html::html_to_text(&text), html_title(&text))
-        } else {
-            (text, None)
-        };
-        let title = html_title.or_else(|| title_of(&text)).or_else(|| {
-            relative
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-        });
+        let text = readable.text;
+        let title = readable
+            .title
+            .or_else(|| match binary {
+                None => title_of(&text),
+                Some(format) => untitled_document_title(format, &text),
+            })
+            .or_else(|| {
+                relative
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+            });
         let modified = metadata
             .modified()
             .ok()
@@ -143,11 +155,10 @@ pub fn scan_folder(
         if declared.is_some() {
             event.extras.insert("date".into(), "declared".into());
         }
-        let format = relative
-            .extension()
-            .map(|e| e.to_string_lossy().to_lowercase())
-            .unwrap_or_default();
-        event.extras.insert("format".into(), format);
+        event.extras.insert("format".into(), extension);
+        for (key, value) in readable.extras {
+            event.extras.insert(key.into(), value);
+        }
         event.extras.insert("path".into(), source_id.clone());
         if let Some(written) = written {
             event.extras.insert("written".into(), written);
@@ -175,6 +186,74 @@ pub fn scan_folder(
         ));
     }
     Ok(scan)
+}
+
+/// A file's text, its declared title and what the event says about how it was read.
+struct Readable {
+    text: String,
+    title: Option<String>,
+    extras: Vec<(&'static str, String)>,
+}
+
+impl Readable {
+    /// A text file (Markdown, plain text, HTML), which must be UTF-8.
+    fn from_bytes(bytes: &[u8], extension: &str) -> Result<Readable, std::str::Utf8Error> {
+        let text = std::str::from_utf8(bytes)?.to_string();
+        Ok(if extension == "html" || extension == "htm" {
+            Readable {
+                title: html_title(&text),
+                text: crate::html::html_to_text(&text),
+                extras: Vec::new(),
+            }
+        } else {
+            Readable {
+                text,
+                title: None,
+                extras: Vec::new(),
+            }
+        })
+    }
+
+    /// A PDF or Office file read by [`crate::formats`]: `parts` (pages, slides, sheets) and
+    /// `truncated` extras.
+    fn from_document(document: DocumentText, format: Format) -> Readable {
+        let mut extras = vec![
+            ("media_type", format.media_type().to_string()),
+            ("parts", document.parts.to_string()),
+        ];
+        if document.truncated {
+            extras.push(("truncated", "true".into()));
+        }
+        Readable {
+            text: document.text,
+            title: document.title,
+            extras,
+        }
+    }
+}
+
+/// The title of a PDF or Office file that declares none: a Word document's first heading, else
+/// the first line of a PDF, Word document or presentation (a deck's first slide is its title
+/// slide); none for a workbook, whose first line is a sheet name (the file name is used).
+fn untitled_document_title(format: Format, text: &str) -> Option<String> {
+    let first_line = || {
+        let line = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with("## Slide "))?;
+        Some(
+            line.trim_start_matches('#')
+                .trim()
+                .chars()
+                .take(120)
+                .collect(),
+        )
+    };
+    match format {
+        Format::Docx => title_of(text).or_else(first_line),
+        Format::Pdf | Format::Pptx => first_line(),
+        Format::Xlsx => None,
+    }
 }
 
 /// A file that became unreadable keeps its last good version: it is not tombstoned.
@@ -461,5 +540,67 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, SourceError::Config(_)));
+    }
+
+    #[test]
+    fn pdf_and_office_files_are_read_as_text_and_unreadable_ones_dead_lettered() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
+        let dir = tempfile::tempdir().unwrap();
+        for name in [
+            "memo.pdf",
+            "plan.docx",
+            "review.pptx",
+            "budget.xlsx",
+            "scan.pdf",
+        ] {
+            std::fs::copy(fixtures.join(name), dir.path().join(name)).unwrap();
+        }
+        std::fs::write(dir.path().join("broken.docx"), b"PK\x03\x04 cut short").unwrap();
+        let scan = scan_folder(
+            dir.path(),
+            "t",
+            &DocsConfig::default(),
+            &Manifest::default(),
+            64,
+        )
+        .unwrap();
+        let by_id = |id: &str| {
+            scan.events
+                .iter()
+                .find(|e| e.source_id == id)
+                .unwrap_or_else(|| panic!("no event {id}"))
+        };
+        let memo = by_id("memo.pdf");
+        assert_eq!(memo.title.as_deref(), Some("Board memo: seed round"));
+        assert!(memo.body.contains("EUR 2.3M valuation cap"));
+        assert_eq!(memo.extras["format"], "pdf");
+        assert_eq!(memo.extras["media_type"], "application/pdf");
+        assert_eq!(memo.extras["parts"], "2");
+        // The memo's own date line, not the file's modification time.
+        assert_eq!(memo.extras["date"], "declared");
+        assert_eq!(memo.occurred_at, Some(1_791_331_200_000));
+        assert_eq!(
+            by_id("plan.docx").title.as_deref(),
+            Some("Launch plan for Vortex")
+        );
+        assert_eq!(by_id("review.pptx").extras["parts"], "2");
+        assert!(by_id("budget.xlsx").body.contains("Sales | 120000 | TRUE"));
+        assert_eq!(scan.events.len(), 4);
+        let mut reasons: Vec<(&str, &str)> = scan
+            .dead_letters
+            .iter()
+            .map(|l| (l.location.rsplit('/').next().unwrap(), l.reason.as_str()))
+            .collect();
+        reasons.sort();
+        assert_eq!(reasons.len(), 2, "{reasons:?}");
+        assert_eq!(reasons[0].0, "broken.docx");
+        assert!(
+            reasons[0]
+                .1
+                .starts_with("not a readable DOCX file: not a zip archive")
+        );
+        assert_eq!(reasons[1].0, "scan.pdf");
+        assert!(reasons[1].1.contains("no text layer"));
+        assert_eq!(scan.next_manifest.files.len(), 4);
     }
 }

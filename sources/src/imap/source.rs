@@ -133,34 +133,40 @@ pub fn apply(
             dropped.extend(
                 std::mem::take(&mut mailbox.messages)
                     .into_values()
-                    .filter_map(|m| m.source_id),
+                    .flat_map(|m| m.source_id.into_iter().chain(m.attachments)),
             );
         }
         for uid in &sync.removed {
             if let Some(message) = mailbox.messages.remove(uid) {
                 dropped.extend(message.source_id);
+                dropped.extend(message.attachments);
             }
         }
         mailbox.uid_validity = Some(sync.status.uid_validity);
         mailbox.uid_next = sync.status.uid_next;
         for message in sync.fetched {
             dead_letters.extend(message.scan.dead_letters);
-            let Some(event) = message.scan.events.into_iter().next() else {
+            // The message's event first, then one per attachment read as text.
+            let mut events = message.scan.events.into_iter();
+            let Some(event) = events.next() else {
                 mailbox
                     .messages
                     .insert(message.uid, PublishedMessage::default());
                 continue;
             };
+            let attachments: Vec<SourceEvent> = events.collect();
             mailbox.messages.insert(
                 message.uid,
                 PublishedMessage {
                     source_id: Some(event.source_id.clone()),
                     version: Some(event.version.clone()),
+                    attachments: attachments.iter().map(|a| a.source_id.clone()).collect(),
                 },
             );
             let known = published.get(&event.source_id) == Some(&&event.version);
             if !known && emitted.insert((event.source_id.clone(), event.version.clone())) {
                 upserts.push(event);
+                upserts.extend(attachments);
             }
         }
     }
@@ -168,12 +174,25 @@ pub fn apply(
         .mailboxes
         .values()
         .flat_map(|m| m.messages.values())
-        .filter_map(|m| m.source_id.as_ref())
+        .flat_map(|m| m.source_id.iter().chain(&m.attachments))
+        .collect();
+    let attachment_ids: BTreeSet<&String> = state
+        .mailboxes
+        .values()
+        .flat_map(|m| m.messages.values())
+        .flat_map(|m| &m.attachments)
         .collect();
     let mut events: Vec<SourceEvent> = dropped
         .iter()
         .filter(|id| !live.contains(id))
-        .map(|id| SourceEvent::tombstone(tenant, SourceKind::Email, id, now))
+        .map(|id| {
+            let kind = if attachment_ids.contains(id) {
+                SourceKind::Document
+            } else {
+                SourceKind::Email
+            };
+            SourceEvent::tombstone(tenant, kind, id, now)
+        })
         .collect();
     events.extend(upserts);
     (
@@ -311,10 +330,26 @@ pub fn read_message(
     now: i64,
 ) -> Scan {
     match parse_message(raw, mail) {
-        Ok(parsed) => Scan {
-            events: vec![parsed.into_event(tenant, mailbox, now)],
-            dead_letters: Vec::new(),
-        },
+        Ok(parsed) => {
+            let events = parsed.into_events(tenant, mailbox, now, mail);
+            let mut scan = Scan {
+                events: vec![events.message],
+                dead_letters: Vec::new(),
+            };
+            scan.events.extend(events.attachments);
+            for (file, error) in events.unreadable {
+                let location = format!("{location} attachment {} ({})", file.index, file.name);
+                let letter = dead_letter(
+                    &error.to_string(),
+                    &location,
+                    tenant,
+                    &file.bytes,
+                    max_dead_letter_bytes,
+                );
+                scan.dead_letters.extend(letter.dead_letters);
+            }
+            scan
+        }
         Err(error) => dead_letter(
             &error.to_string(),
             location,

@@ -45,6 +45,9 @@ pub struct PublishedMessage {
     /// The version published.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The source ids of its attachments published as documents (tombstoned with it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<String>,
 }
 
 impl ImapState {

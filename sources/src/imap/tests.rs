@@ -1,4 +1,4 @@
-use epigraph_schemas::Op;
+use epigraph_schemas::{Op, SourceKind};
 
 use super::*;
 use crate::Scan;
@@ -280,4 +280,72 @@ async fn missing_settings_and_an_unreachable_server_are_clear_errors() {
     let error = ImapSession::connect(&config).await.unwrap_err();
     assert!(error.retryable(), "{error}");
     assert!(!format!("{error} {error:?}").contains("s3cret-pw"));
+}
+
+#[test]
+fn an_attachment_read_as_text_is_published_with_its_message_and_tombstoned_with_it() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/formats/memo-and-plan.eml");
+    let message = FetchedMessage {
+        uid: 1,
+        scan: read_message(
+            &std::fs::read(fixture).unwrap(),
+            "imap://test/INBOX;UID=1",
+            TENANT,
+            "INBOX",
+            &MailConfig::default(),
+            4096,
+            0,
+        ),
+    };
+    assert_eq!(message.scan.dead_letters.len(), 1, "broken.pdf");
+    assert!(
+        message.scan.dead_letters[0]
+            .location
+            .ends_with("UID=1 attachment 3 (broken.pdf)")
+    );
+    let state = ImapState {
+        tenant: TENANT.into(),
+        ..ImapState::default()
+    };
+    let (scan, next) = apply(
+        &state,
+        TENANT,
+        vec![sync("INBOX", status(7, 2, 1), vec![message], vec![], false)],
+        0,
+    );
+    let message_id = "mail/memo-7@acme.example";
+    let attachments = [
+        format!("{message_id}/attachment/1"),
+        format!("{message_id}/attachment/2"),
+    ];
+    assert_eq!(
+        ids(&scan, Op::Upsert),
+        [message_id, &attachments[0], &attachments[1]]
+    );
+    assert_eq!(
+        next.mailboxes["INBOX"].messages[&1].attachments,
+        attachments
+    );
+    // Expunged: the message and its attachments' documents go together.
+    let (scan, after) = apply(
+        &next,
+        TENANT,
+        vec![sync("INBOX", status(7, 2, 0), vec![], vec![1], false)],
+        0,
+    );
+    assert_eq!(
+        ids(&scan, Op::Delete),
+        [message_id, &attachments[0], &attachments[1]]
+    );
+    let kinds: Vec<SourceKind> = scan.events.iter().map(|e| e.source_kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            SourceKind::Email,
+            SourceKind::Document,
+            SourceKind::Document
+        ]
+    );
+    assert!(after.mailboxes["INBOX"].messages.is_empty());
 }

@@ -1,5 +1,7 @@
 use serde::{Deserialize, Serialize};
 
+use crate::formats::FormatsConfig;
+
 /// How the e-mail source reads messages (mbox files, `.eml` files, maildir folders).
 ///
 /// ```toml
@@ -7,6 +9,10 @@ use serde::{Deserialize, Serialize};
 /// max_message_bytes = 26214400
 /// strip_quotes = true
 /// strip_signatures = true
+/// read_attachments = true
+///
+/// [mail.formats]          # limits of the PDF and Office readers
+/// max_text_bytes = 8388608
 /// ```
 ///
 /// ```
@@ -29,6 +35,14 @@ pub struct MailConfig {
     /// Remove the signature: the lines after the last `-- ` delimiter line (RFC 3676), up to the
     /// next quoted block. The removed text is kept in the event's `signature` extra. Default true.
     pub strip_signatures: bool,
+    /// Read the text of PDF, DOCX, PPTX and XLSX attachments (known by their media type, else
+    /// their file name): each becomes its own `DOCUMENT` event, `<message id>/attachment/<n>`,
+    /// linked to the message (`attached_to`); one that cannot be read is a dead letter with the
+    /// reason and the attachment's bytes, and the message is published all the same. Default
+    /// true; `false` keeps attachment metadata only.
+    pub read_attachments: bool,
+    /// Limits of the attachment readers (`[mail.formats]`).
+    pub formats: FormatsConfig,
 }
 
 impl Default for MailConfig {
@@ -37,6 +51,8 @@ impl Default for MailConfig {
             max_message_bytes: 25 * 1024 * 1024,
             strip_quotes: true,
             strip_signatures: true,
+            read_attachments: true,
+            formats: FormatsConfig::default(),
         }
     }
 }

@@ -4,11 +4,14 @@ use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use epigraph_schemas::{Link, Party, SourceEvent, SourceKind};
-use mail_parser::{Address, HeaderValue, Message, MessageParser, MimeHeaders, PartType};
+use mail_parser::{
+    Address, HeaderValue, Message, MessageParser, MessagePart, MimeHeaders, PartType,
+};
 use sha2::{Digest, Sha256};
 
 use super::MailConfig;
 use super::body::split_body;
+use crate::formats::{DocumentText, Format, FormatError, read_text};
 use crate::html::html_to_text;
 
 /// Why a message was not turned into an event; the text is the dead letter's reason.
@@ -73,6 +76,36 @@ pub struct ParsedMail {
     pub charset: Option<String>,
     /// One `attachment` link per attachment: file name, media type, decoded size.
     pub attachments: Vec<Link>,
+    /// The attachments of a format whose text is read ([`crate::formats`]), with their bytes,
+    /// when [`MailConfig::read_attachments`] is on.
+    pub readable_attachments: Vec<AttachedFile>,
+}
+
+/// An attachment of a readable format, kept to be read into its own event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttachedFile {
+    /// Its position among the message's attachments, from 1 (as in its `attachment` link).
+    pub index: usize,
+    /// The file name (or `attachment-<n>`).
+    pub name: String,
+    /// The declared media type, lower case.
+    pub media_type: Option<String>,
+    /// The format it is read as.
+    pub format: Format,
+    /// The decoded content.
+    pub bytes: Vec<u8>,
+}
+
+/// What one message yields: its `EMAIL` event, an event per attachment read as text, and the
+/// attachments that could not be read.
+#[derive(Clone, Debug)]
+pub struct MailEvents {
+    /// The message.
+    pub message: SourceEvent,
+    /// One `DOCUMENT` event per readable attachment.
+    pub attachments: Vec<SourceEvent>,
+    /// Attachments whose text could not be read: the file, and why.
+    pub unreadable: Vec<(AttachedFile, FormatError)>,
 }
 
 /// Parse one raw message (RFC 5322 with MIME) into its normalised fields; pure and total.
@@ -164,10 +197,60 @@ fn extract(raw: &[u8], config: &MailConfig) -> Result<ParsedMail, MailError> {
         signature: split.signature,
         charset,
         attachments: attachments(&message),
+        readable_attachments: if config.read_attachments {
+            readable_attachments(&message)
+        } else {
+            Vec::new()
+        },
     })
 }
 
 impl ParsedMail {
+    /// The events of this message: its `EMAIL` event ([`ParsedMail::into_event`]) and, for each
+    /// attachment in [`ParsedMail::readable_attachments`], a `DOCUMENT` event holding its text:
+    /// source id `<message source id>/attachment/<n>`, title the file's own or its name, the
+    /// message's time, authors, recipients and thread, a link `attached_to` the message, and
+    /// extras `attachment_of`, `file_name`, `media_type`, `format`, `parts`, `sha256`
+    /// (of the file) and `truncated` when the text was cut.
+    ///
+    /// ```
+    /// use epigraph_sources::mail::{MailConfig, parse_message};
+    /// let raw = b"Message-ID: <m1@example.org>\nFrom: a@example.org\nSubject: Plan\n\
+    ///     Content-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\n\
+    ///     See attached.\n--b\nContent-Type: application/pdf; name=plan.pdf\n\
+    ///     Content-Disposition: attachment; filename=plan.pdf\n\nnot a pdf\n--b--\n";
+    /// let config = MailConfig::default();
+    /// let events = parse_message(raw, &config).unwrap().into_events("acme", "inbox", 0, &config);
+    /// assert_eq!(events.message.source_id, "mail/m1@example.org");
+    /// assert!(events.attachments.is_empty());
+    /// let (file, error) = &events.unreadable[0];
+    /// assert_eq!((file.index, file.name.as_str()), (1, "plan.pdf"));
+    /// assert!(error.to_string().starts_with("not a readable PDF file"));
+    /// ```
+    pub fn into_events(
+        mut self,
+        tenant: &str,
+        mailbox: &str,
+        ingested_at: i64,
+        config: &MailConfig,
+    ) -> MailEvents {
+        let files = std::mem::take(&mut self.readable_attachments);
+        let message = self.into_event(tenant, mailbox, ingested_at);
+        let mut attachments = Vec::new();
+        let mut unreadable = Vec::new();
+        for file in files {
+            match read_text(file.format, &file.bytes, &config.formats) {
+                Ok(document) => attachments.push(attachment_event(&message, &file, document)),
+                Err(error) => unreadable.push((file, error)),
+            }
+        }
+        MailEvents {
+            message,
+            attachments,
+            unreadable,
+        }
+    }
+
     /// The `EMAIL` event of this message for `tenant`; `mailbox` is the file or folder it was
     /// read from (the `mailbox` extra).
     pub fn into_event(self, tenant: &str, mailbox: &str, ingested_at: i64) -> SourceEvent {
@@ -212,6 +295,50 @@ impl ParsedMail {
         }
         event
     }
+}
+
+/// The `DOCUMENT` event of an attachment's text (see [`ParsedMail::into_events`]).
+fn attachment_event(
+    message: &SourceEvent,
+    file: &AttachedFile,
+    document: DocumentText,
+) -> SourceEvent {
+    let source_id = format!("{}/attachment/{}", message.source_id, file.index);
+    let title = document.title.unwrap_or_else(|| file.name.clone());
+    let mut event = SourceEvent::upsert(
+        &message.tenant,
+        SourceKind::Document,
+        &source_id,
+        Some(title),
+        document.text,
+        message.ingested_at,
+    );
+    event.occurred_at = message.occurred_at;
+    event.authors = message.authors.clone();
+    event.participants = message.participants.clone();
+    event.thread_id = message.thread_id.clone();
+    event.links.push(Link {
+        rel: "attached_to".into(),
+        target: message.source_id.clone(),
+        media_type: None,
+        size_bytes: None,
+    });
+    let extras = [
+        ("attachment_of", Some(message.source_id.clone())),
+        ("file_name", Some(file.name.clone())),
+        ("media_type", Some(file.format.media_type().to_string())),
+        ("format", Some(file.format.extension().to_string())),
+        ("parts", Some(document.parts.to_string())),
+        ("sha256", Some(hex::encode(Sha256::digest(&file.bytes)))),
+        ("truncated", document.truncated.then(|| "true".to_string())),
+        ("mailbox", message.extras.get("mailbox").cloned()),
+    ];
+    for (key, value) in extras {
+        if let Some(value) = value {
+            event.extras.insert(key.to_string(), value);
+        }
+    }
+    event
 }
 
 /// A message id usable in a source id: no brackets, no spaces or control characters.
@@ -279,21 +406,48 @@ fn attachments(message: &Message<'_>) -> Vec<Link> {
         .enumerate()
         .map(|(i, part)| Link {
             rel: "attachment".into(),
-            target: part
-                .attachment_name()
-                .map(str::trim)
-                .filter(|name| !name.is_empty())
-                .map_or_else(|| format!("attachment-{}", i + 1), String::from),
-            media_type: part.content_type().map(|ct| {
-                let media_type = match &ct.c_subtype {
-                    Some(subtype) => format!("{}/{}", ct.c_type, subtype),
-                    None => ct.c_type.to_string(),
-                };
-                media_type.to_ascii_lowercase()
-            }),
+            target: attachment_name(part, i),
+            media_type: media_type(part),
             size_bytes: i64::try_from(part.len()).ok(),
         })
         .collect()
+}
+
+/// The attachments whose text [`crate::formats`] reads, with their decoded bytes.
+fn readable_attachments(message: &Message<'_>) -> Vec<AttachedFile> {
+    message
+        .attachments()
+        .enumerate()
+        .filter_map(|(i, part)| {
+            let name = attachment_name(part, i);
+            let media_type = media_type(part);
+            let format = Format::detect(Some(&name), media_type.as_deref())?;
+            Some(AttachedFile {
+                index: i + 1,
+                name,
+                media_type,
+                format,
+                bytes: part.contents().to_vec(),
+            })
+        })
+        .collect()
+}
+
+fn attachment_name(part: &MessagePart<'_>, i: usize) -> String {
+    part.attachment_name()
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map_or_else(|| format!("attachment-{}", i + 1), String::from)
+}
+
+fn media_type(part: &MessagePart<'_>) -> Option<String> {
+    part.content_type().map(|ct| {
+        let media_type = match &ct.c_subtype {
+            Some(subtype) => format!("{}/{}", ct.c_type, subtype),
+            None => ct.c_type.to_string(),
+        };
+        media_type.to_ascii_lowercase()
+    })
 }
 
 /// The first multipart boundary, in this message or a nested one, whose closing delimiter

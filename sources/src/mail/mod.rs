@@ -11,6 +11,9 @@
 //! - `thread_id`: `mail/<first References id>`, else `mail/<In-Reply-To>`, else its own id;
 //! - `links`: one `attachment` per attachment (name, media type, size; never the content) and
 //!   one `reply_to` to the parent message;
+//! - and, for each PDF, DOCX, PPTX or XLSX attachment, a `DOCUMENT` event of its own holding its
+//!   text (`<message id>/attachment/<n>`, linked `attached_to` the message), or a dead letter
+//!   with the reason when it cannot be read ([`ParsedMail::into_events`]);
 //! - `extras`: `message_id`, `in_reply_to`, `references` (space separated), `charset`,
 //!   `mailbox` (the file or folder name), and for maildir `maildir_folder`, `maildir_flags`.
 //!
@@ -28,7 +31,7 @@ mod message;
 mod source;
 
 pub use config::MailConfig;
-pub use message::{MailError, ParsedMail, parse_message};
+pub use message::{AttachedFile, MailError, MailEvents, ParsedMail, parse_message};
 pub use source::{read_eml, read_maildir, read_mbox};
 
 #[cfg(test)]

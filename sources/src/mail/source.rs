@@ -146,10 +146,12 @@ pub fn read_maildir(
     let mut scan = Scan::default();
     for (name, folder) in folders {
         for file in sorted_files(&folder)? {
+            let message_at = scan.events.len();
             if !intake.read_file(&file, &mut scan)? {
                 continue;
             }
-            if let Some(event) = scan.events.last_mut() {
+            // The message, not the events of its attachments that follow it.
+            if let Some(event) = scan.events.get_mut(message_at) {
                 event.extras.insert("maildir_folder".into(), name.into());
                 if let Some(flags) = maildir_flags(&file) {
                     event.extras.insert("maildir_flags".into(), flags);
@@ -191,8 +193,13 @@ impl<'a> Intake<'a> {
     fn read(&self, raw: &[u8], location: &str, scan: &mut Scan) -> bool {
         match parse_message(raw, self.config) {
             Ok(mail) => {
-                let event = mail.into_event(self.tenant, &self.mailbox, self.now);
-                scan.events.push(event);
+                let events = mail.into_events(self.tenant, &self.mailbox, self.now, self.config);
+                scan.events.push(events.message);
+                scan.events.extend(events.attachments);
+                for (file, error) in events.unreadable {
+                    let location = format!("{location} attachment {} ({})", file.index, file.name);
+                    self.reject(&error.to_string(), &location, &file.bytes, scan);
+                }
                 true
             }
             Err(e) => {

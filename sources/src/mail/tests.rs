@@ -324,7 +324,20 @@ fn maildir_reads_cur_and_new() {
 #[test]
 fn eml_folder_reads_every_eml_file_and_nothing_else() {
     let scan = read_eml(&fixture(""), "acme", &MailConfig::default(), 4096).unwrap();
-    assert!(scan.dead_letters.is_empty(), "{:?}", scan.dead_letters);
+    // The one dead letter is mixed-pdf.eml's attachment: a hand-made PDF without a valid
+    // cross-reference table.
+    assert_eq!(scan.dead_letters.len(), 1, "{:?}", scan.dead_letters);
+    let letter = &scan.dead_letters[0];
+    assert!(
+        letter
+            .location
+            .ends_with("mixed-pdf.eml attachment 1 (Q3 report.pdf)")
+    );
+    assert!(
+        letter.reason.starts_with("not a readable PDF file: "),
+        "{}",
+        letter.reason
+    );
     let mailboxes: Vec<&str> = scan
         .events
         .iter()
@@ -542,6 +555,7 @@ fn no_panic_on_pseudo_random_and_mutated_messages() {
             strip_quotes: false,
             strip_signatures: false,
             max_message_bytes: 2048,
+            ..MailConfig::default()
         },
     ];
     let (mut parsed, mut letters) = (0, 0);
@@ -632,5 +646,74 @@ fn an_mbox_of_100k_random_messages_is_read_without_loss() {
         scan.events.len() > cases / 10,
         "{} events",
         scan.events.len()
+    );
+}
+
+#[test]
+fn pdf_and_office_attachments_become_documents_linked_to_their_message() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/memo-and-plan.eml");
+    let scan = read_eml(&path, "acme", &MailConfig::default(), 4096).unwrap();
+    let ids: Vec<&str> = scan.events.iter().map(|e| e.source_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "mail/memo-7@acme.example",
+            "mail/memo-7@acme.example/attachment/1",
+            "mail/memo-7@acme.example/attachment/2",
+        ]
+    );
+    let (message, memo, plan) = (&scan.events[0], &scan.events[1], &scan.events[2]);
+    assert_eq!(message.links.len(), 4, "metadata of all four attachments");
+    assert_eq!(memo.source_kind, SourceKind::Document);
+    assert_eq!(memo.title.as_deref(), Some("Board memo: seed round"));
+    assert!(memo.body.contains("EUR 200K at a EUR 2.3M valuation cap"));
+    assert_eq!(memo.occurred_at, message.occurred_at);
+    assert_eq!(memo.authors, message.authors);
+    assert_eq!(memo.thread_id, message.thread_id);
+    assert_eq!(memo.links[0].rel, "attached_to");
+    assert_eq!(memo.links[0].target, "mail/memo-7@acme.example");
+    assert_eq!(memo.extras["attachment_of"], "mail/memo-7@acme.example");
+    assert_eq!(memo.extras["file_name"], "board-memo.pdf");
+    assert_eq!(memo.extras["parts"], "2");
+    assert_eq!(memo.extras["mailbox"], "memo-and-plan.eml");
+    let memo_pdf = std::fs::read(path.with_file_name("memo.pdf")).unwrap();
+    assert_eq!(
+        memo.extras["sha256"],
+        hex::encode(Sha256::digest(&memo_pdf))
+    );
+    // Declared application/octet-stream: known by its file name.
+    assert_eq!(plan.extras["format"], "docx");
+    assert_eq!(plan.title.as_deref(), Some("Launch plan for Vortex"));
+    assert!(plan.body.contains("- Maya Chen owns the launch checklist."));
+    // The "PDF" that is not one: a dead letter with its bytes; notes.txt is not a format read.
+    assert_eq!(scan.dead_letters.len(), 1);
+    let letter = &scan.dead_letters[0];
+    assert!(
+        letter
+            .location
+            .ends_with("memo-and-plan.eml attachment 3 (broken.pdf)")
+    );
+    assert!(
+        letter.reason.starts_with("not a readable PDF file"),
+        "{}",
+        letter.reason
+    );
+    assert_eq!(letter.raw_size, b"not a pdf at all".len());
+    // Reading again gives the same events (same ids and versions): nothing is duplicated.
+    let again = read_eml(&path, "acme", &MailConfig::default(), 4096).unwrap();
+    let versions = |scan: &crate::Scan| -> Vec<String> {
+        scan.events.iter().map(|e| e.version.clone()).collect()
+    };
+    assert_eq!(versions(&again), versions(&scan));
+    // Off: metadata only.
+    let config = MailConfig {
+        read_attachments: false,
+        ..MailConfig::default()
+    };
+    let metadata_only = read_eml(&path, "acme", &config, 4096).unwrap();
+    assert_eq!(
+        (metadata_only.events.len(), metadata_only.dead_letters.len()),
+        (1, 0)
     );
 }
