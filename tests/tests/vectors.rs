@@ -201,6 +201,12 @@ async fn a_running_pipeline_reports_its_vector_lag_and_compacts_every_epoch() {
     assert_eq!(rows(&env, "true").await, 4);
 }
 
+/// The chunk size this test's arithmetic is written for (the default is 200 tokens sharing 30).
+const CHUNKS_OF_1200: [(&str, &str); 2] = [
+    ("EPIGRAPH_LANCEDB__CHUNK_TOKENS", "1200"),
+    ("EPIGRAPH_LANCEDB__CHUNK_OVERLAP_TOKENS", "100"),
+];
+
 /// A ~12,000-character document: 120 distinct sentences in paragraphs of four.
 fn long_document(last: &str) -> String {
     let subjects = ["Atlas", "Nimbus", "Orion", "Vega", "Lyra"];
@@ -234,7 +240,7 @@ async fn source_text_is_chunked_with_vectors_and_the_chunks_follow_their_version
     std::fs::write(env.docs().join("a.md"), long_document(first)).unwrap();
     std::fs::write(env.docs().join("b.md"), NIMBUS).unwrap();
     env.ingest_docs();
-    let report = run(&env, &[]);
+    let report = run(&env, &CHUNKS_OF_1200);
     // ~12,000 characters in chunks of ≤ 4,800 sharing ~400: three; the short note: one.
     assert_eq!(chunks("source_id = 'a.md'").await, 3);
     assert_eq!(chunks("source_id = 'b.md'").await, 1);
@@ -258,7 +264,7 @@ async fn source_text_is_chunked_with_vectors_and_the_chunks_follow_their_version
     )
     .unwrap();
     env.ingest_docs();
-    let report = run(&env, &[]);
+    let report = run(&env, &CHUNKS_OF_1200);
     assert_eq!(chunks("source_id = 'a.md'").await, 3);
     assert_eq!(chunks("vector IS NULL").await, 0);
     assert_eq!(
@@ -274,7 +280,7 @@ async fn source_text_is_chunked_with_vectors_and_the_chunks_follow_their_version
     // Deleted while the pipeline is down: its chunks go with it.
     std::fs::remove_file(env.docs().join("a.md")).unwrap();
     env.ingest_docs();
-    run(&env, &[]);
+    run(&env, &CHUNKS_OF_1200);
     assert_eq!(chunks("source_id = 'a.md'").await, 0);
     assert_eq!(chunks("true").await, 1);
 }
