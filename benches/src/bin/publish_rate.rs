@@ -2,11 +2,14 @@
 //! the idempotent producer, i.e. `epigraph ingest <source>`) next to a raw rdkafka
 //! `FutureProducer` sending payloads of the same sizes, in the same run, against the real broker.
 //!
-//! `target/debug/publish-rate --source docs|events|mail|ics|slack --events 20000` (build with
-//! `cargo build --workspace --bins`). The input is written first from a generated organisation
-//! (`epigraph gen`, seed 7) in the source's native format — Markdown files, a webhook JSONL file,
-//! an mbox, .ics files, a Slack export folder — and is not timed; reading it is. Topics use the
-//! prefix `bench-<pid>` and are deleted at the end.
+//! `target/debug/publish-rate --source docs|events|mail|ics|slack|beir|pdf|docx --events 20000
+//! [--registry URL]` (build with `cargo build --workspace --bins`). The input is written first
+//! from a generated organisation (`epigraph gen`, seed 7) in the source's native format —
+//! Markdown files, a webhook JSONL file, an mbox, .ics files, a Slack export folder, a BEIR
+//! `corpus.jsonl`, one PDF or one Word file per event (the documents source reading them with
+//! `sources::formats`) — and is not timed; reading it is. With `--registry` the connector writes
+//! the schema registry's wire format (the contracts registered first, untimed) instead of
+//! single-object encoding. Topics use the prefix `bench-<pid>` and are deleted at the end.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -36,6 +39,12 @@ enum Source {
     Ics,
     /// A Slack export folder.
     Slack,
+    /// A BEIR `corpus.jsonl`.
+    Beir,
+    /// One PDF per event in a folder (the documents source).
+    Pdf,
+    /// One Word file per event in a folder (the documents source).
+    Docx,
 }
 
 /// Options of the load run.
@@ -50,16 +59,23 @@ struct Options {
     /// Kafka bootstrap servers.
     #[arg(long, default_value = "127.0.0.1:9092")]
     bootstrap: String,
+    /// A Confluent-compatible schema registry: publish its wire format
+    /// (e.g. `http://127.0.0.1:8081/apis/ccompat/v7`, what `services.sh up` runs).
+    #[arg(long)]
+    registry: Option<String>,
 }
 
 #[tokio::main]
 async fn main() -> Result<()> {
     let options = Options::parse();
-    let kafka = KafkaConfig {
+    let mut kafka = KafkaConfig {
         bootstrap: options.bootstrap.clone(),
         topic_prefix: format!("bench-{}", std::process::id()),
         ..KafkaConfig::default()
     };
+    if let Some(url) = &options.registry {
+        kafka.schema_registry.url = url.clone();
+    }
     ensure_topics(&kafka).await?;
     let dir = tempfile_dir()?;
     let generated: Vec<Event> = epigraph_gen::Generator::new(epigraph_gen::GenConfig {
@@ -73,30 +89,36 @@ async fn main() -> Result<()> {
     .collect();
     write_input(options.source, &dir, &generated)?;
 
+    // The producer registers the contracts when it starts (with a registry): not timed.
+    let producer = EventProducer::new(&kafka)?;
     let started = Instant::now();
     let scan = read_input(options.source, &dir)?;
+    let read_secs = started.elapsed().as_secs_f64();
+    // Sizes for the raw producer (single-object encoding; the registry frame is 5 bytes
+    // shorter): not timed.
     let payload_sizes: Vec<usize> = scan
         .events
         .iter()
         .map(|e| epigraph_schemas::encode_event(e).map(|p| p.len()))
         .collect::<Result<_, _>>()?;
-    let read_secs = started.elapsed().as_secs_f64();
     let dead = scan.dead_letters.len();
-    let producer = EventProducer::new(&kafka)?;
+    let publish_started = Instant::now();
     let report = producer.publish(scan.events, |_| {}).await?;
-    let connector_secs = started.elapsed().as_secs_f64();
+    let publish_secs = publish_started.elapsed().as_secs_f64();
+    let connector_secs = read_secs + publish_secs;
 
     let raw = raw_rate(&kafka, &payload_sizes).await?;
     let connector_rate = report.published as f64 / connector_secs;
     let round3 = |x: f64| (x * 1000.0).round() / 1000.0;
     let result = serde_json::json!({
         "source": format!("{:?}", options.source).to_lowercase(),
+        "encoding": if options.registry.is_some() { "registry wire format" } else { "single-object" },
         "events": report.published,
         "dead_lettered": dead,
         "mean_payload_bytes": payload_sizes.iter().sum::<usize>() / payload_sizes.len().max(1),
         "connector_events_per_s": connector_rate.round(),
         "of_which_read_s": round3(read_secs),
-        "of_which_publish_s": round3(connector_secs - read_secs),
+        "of_which_publish_s": round3(publish_secs),
         "raw_rdkafka_events_per_s": raw.round(),
         "ratio_connector_to_raw": round3(connector_rate / raw),
     });
@@ -114,6 +136,28 @@ fn write_input(source: Source, dir: &Path, events: &[Event]) -> Result<()> {
                 std::fs::write(
                     dir.join(format!("doc-{i:07}.md")),
                     format!("# {}\n\n{}", e.title, e.body),
+                )?;
+            }
+        }
+        Source::Beir => {
+            let mut out = String::new();
+            for (i, e) in events.iter().enumerate() {
+                let line = serde_json::json!({"_id": format!("doc-{i:07}"), "title": e.title, "text": e.body});
+                out.push_str(&line.to_string());
+                out.push('\n');
+            }
+            std::fs::write(dir.join("corpus.jsonl"), out)?;
+        }
+        Source::Pdf => {
+            for (i, e) in events.iter().enumerate() {
+                std::fs::write(dir.join(format!("doc-{i:07}.pdf")), pdf(&e.title, &e.body))?;
+            }
+        }
+        Source::Docx => {
+            for (i, e) in events.iter().enumerate() {
+                std::fs::write(
+                    dir.join(format!("doc-{i:07}.docx")),
+                    docx(&e.title, &e.body)?,
                 )?;
             }
         }
@@ -240,7 +284,7 @@ fn write_input(source: Source, dir: &Path, events: &[Event]) -> Result<()> {
 fn read_input(source: Source, dir: &Path) -> Result<Scan> {
     let now = epigraph_schemas::now_millis();
     Ok(match source {
-        Source::Docs => {
+        Source::Docs | Source::Pdf | Source::Docx => {
             let scan = scan_folder(
                 dir,
                 "bench",
@@ -280,7 +324,86 @@ fn read_input(source: Source, dir: &Path) -> Result<Scan> {
         Source::Slack => {
             epigraph_sources::slack::read_slack_export(dir, "bench", &Default::default(), 1024)?
         }
+        Source::Beir => epigraph_sources::beir::read_corpus(dir, "bench", 1024)?,
     })
+}
+
+/// A one-page PDF (PDF 1.4, Helvetica, an uncompressed content stream) with the title and the
+/// body's lines, ASCII only: what a simple report writer produces.
+fn pdf(title: &str, body: &str) -> Vec<u8> {
+    let escape = |t: &str| -> String {
+        t.chars()
+            .filter(|c| c.is_ascii() && !c.is_ascii_control())
+            .flat_map(|c| match c {
+                '(' | ')' | '\\' => vec!['\\', c],
+                c => vec![c],
+            })
+            .collect()
+    };
+    let mut content = String::from("BT /F1 11 Tf 14 TL 56 800 Td\n");
+    for line in std::iter::once(title)
+        .chain(body.lines())
+        .filter(|l| !l.trim().is_empty())
+    {
+        writeln!(content, "({}) Tj T*", escape(line)).expect("write to a String");
+    }
+    content.push_str("ET\n");
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_string(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>".to_string(),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".to_string(),
+        format!("<< /Length {} >>\nstream\n{content}endstream", content.len()),
+    ];
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, object) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    let mut table = format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1);
+    for offset in offsets {
+        writeln!(table, "{offset:010} 00000 n ").expect("write to a String");
+    }
+    out.extend_from_slice(table.as_bytes());
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
+
+/// A Word file holding `word/document.xml` only (what the reader reads): a Title paragraph and
+/// one paragraph per body line.
+fn docx(title: &str, body: &str) -> Result<Vec<u8>> {
+    use std::io::Write as _;
+    let escape = |t: &str| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\"><w:body>",
+    );
+    write!(
+        xml,
+        "<w:p><w:pPr><w:pStyle w:val=\"Title\"/></w:pPr><w:r><w:t>{}</w:t></w:r></w:p>",
+        escape(title)
+    )?;
+    for line in body.lines() {
+        write!(xml, "<w:p><w:r><w:t>{}</w:t></w:r></w:p>", escape(line))?;
+    }
+    xml.push_str("</w:body></w:document>");
+    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    writer.start_file("word/document.xml", options)?;
+    writer.write_all(xml.as_bytes())?;
+    Ok(writer.finish()?.into_inner())
 }
 
 /// `20260105T090000Z`.
