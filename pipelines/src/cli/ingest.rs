@@ -294,6 +294,7 @@ async fn publish_scan(
     let input = input.canonicalize().unwrap_or_else(|_| input.to_path_buf());
     let key = PathBuf::from(format!("{source}:{}", input.display()));
     let mut manifest = Manifest::load(&state_dir, tenant, &key)?;
+    let previous = manifest.clone();
     let (fresh, unchanged): (Vec<_>, Vec<_>) = scan
         .events
         .into_iter()
@@ -313,6 +314,10 @@ async fn publish_scan(
         },
     )
     .await?;
+    // What the producer dead-lettered was not published: the next read sends it again.
+    for refused in &report.refused {
+        manifest.forget(refused, &previous);
+    }
     manifest.save(&state_dir)?;
     let summary = serde_json::json!({
         "source": source,
@@ -357,7 +362,7 @@ async fn ingest_docs(
         .filter(|l| reported.insert((l.location.clone(), l.raw_base64.clone())))
         .collect();
     let dead = dead_letters.len();
-    let (unchanged, manifest) = (scan.unchanged, scan.next_manifest);
+    let (unchanged, mut manifest) = (scan.unchanged, scan.next_manifest);
     let report = publish(
         config,
         Scan {
@@ -366,6 +371,11 @@ async fn ingest_docs(
         },
     )
     .await?;
+    // What the producer dead-lettered (too large for the topic, …) was not published: the next
+    // scan sends it again.
+    for refused in &report.refused {
+        manifest.forget(refused, &previous);
+    }
     // Saved only after every event was acknowledged: a failed run republishes.
     manifest.save(&state_dir)?;
     let summary = serde_json::json!({

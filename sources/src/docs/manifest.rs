@@ -53,6 +53,19 @@ impl Manifest {
         }
     }
 
+    /// Undo what this (next) manifest says about `source_id`, back to `previous`: for an event
+    /// that was dead-lettered instead of published, so the next scan sends it again.
+    pub fn forget(&mut self, source_id: &str, previous: &Manifest) {
+        match previous.files.get(source_id) {
+            Some(version) => self.files.insert(source_id.to_string(), version.clone()),
+            None => self.files.remove(source_id),
+        };
+        match previous.lines.get(source_id) {
+            Some(lines) => self.lines.insert(source_id.to_string(), lines.clone()),
+            None => self.lines.remove(source_id),
+        };
+    }
+
     /// Write the manifest atomically (temp file + rename).
     pub fn save(&self, state_dir: &Path) -> Result<(), SourceError> {
         let path = Self::path(state_dir, &self.tenant, Path::new(&self.root));

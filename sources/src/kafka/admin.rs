@@ -1,7 +1,10 @@
 use std::time::Duration;
 
 use rdkafka::ClientConfig;
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::admin::{
+    AdminClient, AdminOptions, AlterConfig, ConfigSource, NewTopic, ResourceSpecifier,
+    TopicReplication,
+};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::types::RDKafkaErrorCode;
 use tracing::info;
@@ -53,10 +56,11 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), SourceError> {
         .create_topics(topics.iter(), &options)
         .await
         .map_err(SourceError::kafka("creating topics"))?;
+    let mut existing = Vec::new();
     for result in results {
         match result {
             Ok(name) => info!(topic = %name, "created topic"),
-            Err((_, RDKafkaErrorCode::TopicAlreadyExists)) => {}
+            Err((name, RDKafkaErrorCode::TopicAlreadyExists)) => existing.push(name),
             Err((name, code)) => {
                 return Err(SourceError::Kafka {
                     context: format!("creating topic {name}"),
@@ -64,6 +68,78 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), SourceError> {
                 });
             }
         }
+    }
+    let existing_event_topics: Vec<&str> = event_topics
+        .iter()
+        .map(String::as_str)
+        .filter(|topic| existing.iter().any(|name| name == topic))
+        .collect();
+    if !config.raise_topic_limits {
+        return Ok(());
+    }
+    let limit = u64::try_from(config.max_message_bytes).unwrap_or(u64::MAX);
+    raise_max_message_bytes(&admin, &existing_event_topics, limit).await
+}
+
+/// Raise `max.message.bytes` of event topics created before (by an older version, by hand, or
+/// with a smaller `kafka.max_message_bytes`) to `limit`, so that what the producer may send is
+/// not refused; a topic already at or above it is left alone (never lowered). Kafka's
+/// `AlterConfigs` replaces a topic's whole dynamic configuration, so every other setting made
+/// on the topic (`cleanup.policy=compact`, retention, …) is sent back unchanged with it.
+async fn raise_max_message_bytes(
+    admin: &AdminClient<DefaultClientContext>,
+    topics: &[&str],
+    limit: u64,
+) -> Result<(), SourceError> {
+    if topics.is_empty() {
+        return Ok(());
+    }
+    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let specifiers: Vec<ResourceSpecifier<'_>> =
+        topics.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
+    let described = admin
+        .describe_configs(specifiers.iter(), &options)
+        .await
+        .map_err(SourceError::kafka("reading the topics' configuration"))?;
+    let limit_text = limit.to_string();
+    for (topic, resource) in topics.iter().zip(described) {
+        let resource = resource.map_err(|code| SourceError::Kafka {
+            context: format!("reading the configuration of topic {topic}"),
+            source: rdkafka::error::KafkaError::AdminOp(code),
+        })?;
+        let current = resource
+            .get("max.message.bytes")
+            .and_then(|entry| entry.value.as_deref())
+            .and_then(|value| value.parse::<u64>().ok());
+        if current.is_some_and(|bytes| bytes >= limit) {
+            continue;
+        }
+        let mut alter = AlterConfig::new(ResourceSpecifier::Topic(topic));
+        for entry in &resource.entries {
+            if entry.source == ConfigSource::DynamicTopic
+                && entry.name != "max.message.bytes"
+                && let Some(value) = &entry.value
+            {
+                alter = alter.set(&entry.name, value);
+            }
+        }
+        alter = alter.set("max.message.bytes", &limit_text);
+        let results = admin
+            .alter_configs([&alter], &options)
+            .await
+            .map_err(SourceError::kafka("raising a topic's max.message.bytes"))?;
+        for result in results {
+            result.map_err(|(_, code)| SourceError::Kafka {
+                context: format!("raising max.message.bytes of topic {topic} to {limit}"),
+                source: rdkafka::error::KafkaError::AdminOp(code),
+            })?;
+        }
+        info!(
+            topic = %topic,
+            from = ?current,
+            to = limit,
+            "raised the topic's max.message.bytes to kafka.max_message_bytes"
+        );
     }
     Ok(())
 }

@@ -34,6 +34,12 @@ pub struct KafkaConfig {
     /// with its size and this limit, as is one a topic created with a smaller limit refuses.
     /// Default 16777216 (16 MiB: a document at the documents source's 10 MiB cap fits).
     pub max_message_bytes: usize,
+    /// Raise `max.message.bytes` of event topics that exist with a smaller limit (made by an
+    /// older version, by hand, or with a smaller `max_message_bytes`) to `max_message_bytes`
+    /// when epigraph starts; their other settings are kept. Default true; false leaves existing
+    /// topics alone (an event one of them refuses is then dead-lettered with the command that
+    /// raises its limit).
+    pub raise_topic_limits: bool,
     /// Prefix of every topic name: `<prefix>.events.<kind>`, `<prefix>.dlq`,
     /// `<prefix>.feedback`. Default `epigraph`; another prefix keeps a second deployment (or a
     /// benchmark) apart on the same cluster.
@@ -154,6 +160,7 @@ impl Default for KafkaConfig {
             compression: "lz4".into(),
             dead_letter_max_bytes: 64 * 1024,
             max_message_bytes: 16 * 1024 * 1024,
+            raise_topic_limits: true,
             topic_prefix: "epigraph".into(),
             schema_registry: SchemaRegistryConfig::default(),
         }

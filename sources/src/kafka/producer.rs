@@ -37,12 +37,16 @@ struct Refusable {
 }
 
 /// What one publishing run did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PublishReport {
     /// Events acknowledged by the broker.
     pub published: usize,
     /// Items sent to the dead-letter topic.
     pub dead_lettered: usize,
+    /// Source ids of the events dead-lettered instead of published (schema, size, a topic's
+    /// refusal): a manifest must not record them as published, so that the next read of the
+    /// source sends them again once the cause is fixed.
+    pub refused: Vec<String>,
 }
 
 /// Publishes source events (keyed `<tenant>/<source_id>`) to their kind's topic, and dead
@@ -208,7 +212,9 @@ impl EventProducer {
                     &format!(
                         "event is {} bytes encoded and {topic} refuses it as too large: raise the \
                          topic's max.message.bytes (kafka-configs.sh --alter --entity-type topics \
-                         --entity-name {topic} --add-config max.message.bytes={})",
+                         --entity-name {topic} --add-config max.message.bytes={}, or let epigraph \
+                         raise it to kafka.max_message_bytes: kafka.raise_topic_limits = true), \
+                         then read the source again",
                         event.size,
                         event.size.next_power_of_two()
                     ),
@@ -221,6 +227,7 @@ impl EventProducer {
                 letter.raw_size = event.body_size;
                 self.dead_letter(&letter).await?;
                 report.dead_lettered += 1;
+                report.refused.push(event.source_id.clone());
             }
             Err(error) => return Err(SourceError::kafka("publishing an event")(error)),
         }
@@ -244,6 +251,7 @@ impl EventProducer {
         );
         self.dead_letter(&letter).await?;
         report.dead_lettered += 1;
+        report.refused.push(event.source_id.clone());
         Ok(())
     }
 
