@@ -83,6 +83,14 @@ pub struct DocLink {
 ///     ("kep 4671".to_string(), DocRole::Is),
 ///     ("kep 583".to_string(), DocRole::Replaces),
 /// ]);
+/// // Written-out keys with spaces, as a KEP's kep.yaml rendered into a header: the block goes
+/// // on past them.
+/// let kep = "KEP: 2953\nTitle: Kustomize Plugin Graduation\nOwning SIG: sig-cli\n\
+///            Creation date: 2021-09-07\nReplaces: /keps/sig-cli/993-kustomize-generators/README.md\n\nText.";
+/// assert_eq!(header_links(kep), [
+///     ("kep 2953".to_string(), DocRole::Is),
+///     ("kep 993".to_string(), DocRole::Replaces),
+/// ]);
 /// // A Markdown title can name the document: `# ADR 004: …` above `Supersedes: ADR 001`.
 /// assert_eq!(header_links("# ADR 004: Managed Kafka\n\nStatus: Accepted\nSupersedes: ADR 001\n\nText."), [
 ///     ("adr 4".to_string(), DocRole::Is),

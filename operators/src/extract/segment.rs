@@ -428,12 +428,18 @@ fn header_start(lines: &[(usize, &str)]) -> (usize, Option<String>) {
 /// line after it (`start` when there is none).
 fn header_block(lines: &[(usize, &str)], start: usize, out: &mut Vec<Unit>) -> usize {
     let lines = &lines[start..];
+    // `Status: Accepted`, `Superseded-By: 345`, and the spaced keys of written-out headers
+    // (`Owning SIG: sig-cli`, `Last updated: …`, `Superseded by: …`): up to three words.
     let is_header = |line: &str| {
         line.split_once(": ").is_some_and(|(key, _)| {
+            let words = key.split(' ').count();
             !key.is_empty()
                 && key.len() <= 30
+                && words <= 3
                 && key.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-                && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && key.split(' ').all(|word| {
+                    !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                })
         })
     };
     let Some(&(_, first)) = lines.first() else {
