@@ -78,3 +78,13 @@ impl SourceError {
         move |source| SourceError::Io { path, source }
     }
 }
+
+/// The message of a caught panic (`catch_unwind`'s payload), for the dead letter of an item a
+/// parser panicked on.
+pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic without a message".to_string())
+}

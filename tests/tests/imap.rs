@@ -154,6 +154,21 @@ async fn admin(server: &Dovecot) -> ImapSession {
         .expect("admin login")
 }
 
+/// Delete the INBOX message `uid` for good (flag it `\Deleted`, then EXPUNGE), as a mail client
+/// does.
+async fn expunge_inbox_uid(admin: &mut ImapSession, uid: u32) {
+    let session = admin.session_mut();
+    session.select("INBOX").await.expect("SELECT");
+    session
+        .run_command_and_check_ok(&format!("UID STORE {uid} +FLAGS.SILENT (\\Deleted)"))
+        .await
+        .expect("STORE");
+    session
+        .run_command_and_check_ok("EXPUNGE")
+        .await
+        .expect("EXPUNGE");
+}
+
 /// `(source_id, op)` of every e-mail event of the tenant on the topic so far.
 async fn mail_events(env: &TestEnv) -> Vec<(String, Op)> {
     events_of(env, SourceKind::Email).await
@@ -276,15 +291,8 @@ async fn mailboxes_are_followed_by_uid_with_expunges_moves_and_restarts() {
         )
         .await
         .expect("APPEND");
-    session.select("INBOX").await.expect("SELECT");
-    session
-        .run_command_and_check_ok("UID STORE 1 +FLAGS.SILENT (\\Deleted)")
-        .await
-        .expect("STORE");
-    session
-        .run_command_and_check_ok("EXPUNGE")
-        .await
-        .expect("EXPUNGE");
+    expunge_inbox_uid(&mut admin_session, 1).await;
+    let session = admin_session.session_mut();
     session
         .run_command_and_check_ok("UID MOVE 2 Archive")
         .await
@@ -457,16 +465,7 @@ async fn attachments_are_published_and_tombstoned_with_their_message() {
         "{documents:?}"
     );
 
-    let session = admin_session.session_mut();
-    session.select("INBOX").await.expect("SELECT");
-    session
-        .run_command_and_check_ok("UID STORE 1 +FLAGS.SILENT (\\Deleted)")
-        .await
-        .expect("STORE");
-    session
-        .run_command_and_check_ok("EXPUNGE")
-        .await
-        .expect("EXPUNGE");
+    expunge_inbox_uid(&mut admin_session, 1).await;
     let second = synced(&env, port);
     assert_eq!(counts(&second), [0, 1, 0, 3], "{second}");
     let documents = events_of(&env, SourceKind::Document).await;

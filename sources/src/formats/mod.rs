@@ -24,11 +24,12 @@ mod config;
 mod ooxml;
 mod pdf;
 
-use std::any::Any;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use config::FormatsConfig;
+
+use crate::error::panic_text;
 
 /// A binary document format this module reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -298,14 +299,6 @@ fn quiet_reader_panics() {
             }
         }));
     });
-}
-
-fn panic_text(panic: &(dyn Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "panic without a message".to_string())
 }
 
 #[cfg(test)]

@@ -284,8 +284,9 @@ fn tidy_keeps_one_blank_line_between_blocks() {
 }
 
 /// 100,000 pseudo-random and mutated files of every format (`EPIGRAPH_FUZZ_CASES` overrides
-/// the count): every one is text or an error with a reason; a reader's panic is caught and
-/// reported as [`FormatError::ReaderFailed`], and counted.
+/// the count): every one is text or an error with a reason; a panic of the PDF crates is caught
+/// and reported as [`FormatError::ReaderFailed`] and counted, and our own Office readers never
+/// panic at all.
 #[test]
 fn read_text_never_panics_on_100k_cases() {
     let cases: usize = std::env::var("EPIGRAPH_FUZZ_CASES")
@@ -348,6 +349,13 @@ fn read_text_never_panics_on_100k_cases() {
     for ((format, message), count) in &caught_by_format {
         eprintln!("  {count:>6} {format}: {message}");
     }
-    assert_eq!(read_ok + failed + caught, cases);
+    // Our own readers (DOCX, PPTX, XLSX) never panic; only the PDF crates do, and are caught.
+    assert!(
+        caught_by_format
+            .keys()
+            .all(|(format, _)| *format == Format::Pdf),
+        "{caught_by_format:?}"
+    );
+    assert!(failed > cases / 2, "refused only {failed} of {cases}");
     assert!(read_ok > cases / 50, "read only {read_ok} of {cases}");
 }

@@ -1,6 +1,5 @@
 //! One message: raw RFC 5322 bytes to the fields of an `EMAIL` event.
 
-use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use epigraph_schemas::{Link, Party, SourceEvent, SourceKind};
@@ -11,6 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::MailConfig;
 use super::body::split_body;
+use crate::error::panic_text;
 use crate::formats::{DocumentText, Format, FormatError, read_text};
 use crate::html::html_to_text;
 
@@ -471,12 +471,4 @@ fn unclosed_boundary(message: &Message<'_>) -> Option<String> {
         }
     }
     None
-}
-
-fn panic_text(panic: &(dyn Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "panic without a message".to_string())
 }
