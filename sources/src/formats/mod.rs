@@ -4,7 +4,8 @@
 //! attachments of these formats; both through [`read_text`]. What comes out is plain text laid
 //! out so the extractor reads it like a Markdown file:
 //! - **PDF** ([`pdf-extract`](https://crates.io/crates/pdf-extract) over `lopdf`): the text of
-//!   every page, in page order, pages separated by a blank line. A password-protected PDF is
+//!   every page, in page order, pages separated by a blank line; a first line that is the
+//!   declared title becomes a `# ` heading. A password-protected PDF is
 //!   opened with the empty password (what readers do for "owner-only" protection), else refused.
 //! - **DOCX**: the paragraphs of `word/document.xml` in order; `Title`/`Heading n` styles become
 //!   `#`/`n × #` headings, list paragraphs `- ` items, table rows `cell | cell` lines.

@@ -32,9 +32,19 @@ pub(super) fn read(bytes: &[u8]) -> Result<DocumentText, FormatError> {
         }
         text.push_str(&reflow(&page));
     }
+    let title = info_title(&document);
+    // The document's title as its first line is a heading, not a statement (as `# Title` in
+    // Markdown): the extractor then takes it as the section, not as a memory object.
+    let first_line = text.lines().next().unwrap_or("").trim();
+    if title
+        .as_deref()
+        .is_some_and(|t| !first_line.is_empty() && t.trim().eq_ignore_ascii_case(first_line))
+    {
+        text.insert_str(0, "# ");
+    }
     Ok(DocumentText {
         text,
-        title: info_title(&document),
+        title,
         parts: pages.len(),
         truncated: false,
     })

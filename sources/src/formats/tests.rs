@@ -28,8 +28,10 @@ fn a_pdf_reads_page_by_page_with_its_title() {
     let memo = text("memo.pdf");
     assert_eq!(memo.parts, 2);
     assert_eq!(memo.title.as_deref(), Some("Board memo: seed round"));
+    // The first line is the declared title: a heading.
     assert!(
-        memo.text.starts_with("Board memo: seed round\n"),
+        memo.text
+            .starts_with("# Board memo: seed round\n\nDate: 7 October 2026\n\n"),
         "{}",
         memo.text
     );
