@@ -222,7 +222,13 @@ fn ingest_imap(env: &TestEnv, port: u16, password: &str, follow: bool) -> Comman
 }
 
 fn synced(env: &TestEnv, port: u16) -> serde_json::Value {
+    synced_with(env, port, &[])
+}
+
+/// One sync with extra environment (configuration overrides).
+fn synced_with(env: &TestEnv, port: u16, vars: &[(&str, &str)]) -> serde_json::Value {
     let output = ingest_imap(env, port, PASSWORD, false)
+        .envs(vars.iter().copied())
         .output()
         .expect("spawning epigraph");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -480,6 +486,104 @@ async fn attachments_are_published_and_tombstoned_with_their_message() {
         [
             ("mail/memo-7@acme.example".to_string(), Op::Upsert),
             ("mail/memo-7@acme.example".to_string(), Op::Delete)
+        ]
+    );
+}
+
+/// `bytes` of base64-like text that lz4 cannot shrink much (a seeded pseudo-random stream, 76
+/// characters a line): the broker sees nearly all of it.
+fn incompressible(bytes: usize, seed: u64) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut state = seed;
+    let mut out = String::with_capacity(bytes + bytes / 76 + 2);
+    while out.len() < bytes {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        out.push(ALPHABET[(state >> 58) as usize] as char);
+        if out.len() % 78 == 76 {
+            out.push_str("\r\n");
+        }
+    }
+    out
+}
+
+/// A message the topic refuses as too large (topics made with the broker's 1 MB limit, and
+/// `kafka.raise_topic_limits = false`) is dead-lettered, not recorded as published: the next run
+/// reads it again (and, once the limit is raised, publishes it); a message read once is not
+/// published twice.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_the_topic_refuses_is_read_again_on_the_next_run() {
+    let _serial = serial().await;
+    let env = TestEnv::new("e2e-imap-refused");
+    let server = Dovecot::start(tempfile::tempdir().unwrap(), free_port());
+    let port = server.port;
+    let mut admin_session = admin(&server).await;
+    let session = admin_session.session_mut();
+    session.create("Archive").await.expect("CREATE Archive");
+    session
+        .append(
+            "INBOX",
+            None,
+            None,
+            message("small-1", "Trial", "The field trial starts in March."),
+        )
+        .await
+        .expect("APPEND");
+    // The topics are created with the broker's own 1 MB limit.
+    let first = synced_with(
+        &env,
+        port,
+        &[("EPIGRAPH_KAFKA__MAX_MESSAGE_BYTES", "1000000")],
+    );
+    assert_eq!(counts(&first), [1, 0, 1, 0], "{first}");
+
+    let body = format!(
+        "The firmware image for the trial is below.\r\n\r\n{}",
+        incompressible(2_000_000, 11)
+    );
+    session
+        .append("INBOX", None, None, message("big-2", "Firmware", &body))
+        .await
+        .expect("APPEND");
+    let keep = [("EPIGRAPH_KAFKA__RAISE_TOPIC_LIMITS", "false")];
+    let second = synced_with(&env, port, &keep);
+    assert_eq!(counts(&second), [1, 0, 0, 0], "{second}");
+    assert_eq!(
+        (second["dead_lettered"].as_i64(), second["refused"].as_i64()),
+        (Some(1), Some(1)),
+        "{second}"
+    );
+    let letter = epigraph_tests::find_dead_letter(&env, "the refused message", |l| {
+        l.reason.contains("refuses it as too large")
+    })
+    .await;
+    assert_eq!(letter.stage, "producer");
+
+    // A new run reads it again (still refused while the limit stays).
+    let third = synced_with(&env, port, &keep);
+    assert_eq!(
+        (
+            third["retried"].as_i64(),
+            third["fetched"].as_i64(),
+            third["refused"].as_i64()
+        ),
+        (Some(1), Some(1), Some(1)),
+        "{third}"
+    );
+
+    // By default the topic's limit is raised when epigraph starts: the message is published.
+    let fourth = synced(&env, port);
+    assert_eq!(fourth["retried"], 1, "{fourth}");
+    assert_eq!(counts(&fourth), [1, 0, 1, 0], "{fourth}");
+    assert_eq!(fourth["refused"], 0, "{fourth}");
+    let fifth = synced(&env, port);
+    assert_eq!(counts(&fifth), [0, 0, 0, 0], "{fifth}");
+    assert_eq!(
+        mail_events(&env).await,
+        [
+            ("mail/small-1@acme.example".to_string(), Op::Upsert),
+            ("mail/big-2@acme.example".to_string(), Op::Upsert)
         ]
     );
 }

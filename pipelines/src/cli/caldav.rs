@@ -69,12 +69,22 @@ async fn sync_once(
     client: &DavClient,
     collection: &str,
     tenant: &str,
-    always_report: bool,
+    first_of_run: bool,
 ) -> Result<(usize, usize, usize)> {
+    let always_report = first_of_run;
     let state_dir = config.state_dir();
-    let state = CaldavState::load(&state_dir, tenant, collection)?;
+    let saved = CaldavState::load(&state_dir, tenant, collection)?;
+    let mut state = saved.clone();
+    // What the producer refused in an earlier run (too large for the topic, …) is fetched again
+    // once per run: the operator may have raised the limit since.
+    let retried = if first_of_run {
+        state.retry_refused()
+    } else {
+        0
+    };
     let now = epigraph_schemas::now_millis();
-    let sync = sync_calendar(client, &state, ics, config.kafka.dead_letter_max_bytes, now).await?;
+    let mut sync =
+        sync_calendar(client, &state, ics, config.kafka.dead_letter_max_bytes, now).await?;
     let tombstones = sync
         .scan
         .events
@@ -88,8 +98,13 @@ async fn sync_once(
     } else {
         None
     };
+    // What the producer dead-lettered was not published: undone in the state, marked, and
+    // fetched again next run.
+    let refused = report
+        .as_ref()
+        .map_or(0, |r| sync.next.mark_refused(&r.refused, &saved));
     // Saved only after every event was acknowledged: a failed publish fetches again.
-    if sync.next != state {
+    if sync.next != saved {
         sync.next.save(&state_dir)?;
     }
     let published = report.as_ref().map_or(0, |r| r.published);
@@ -105,6 +120,8 @@ async fn sync_once(
             "published": published - tombstones.min(published),
             "tombstoned": tombstones,
             "dead_lettered": dead_lettered,
+            "refused": refused,
+            "retried": retried,
         });
         println!("{summary}");
     }

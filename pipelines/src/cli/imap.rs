@@ -68,13 +68,21 @@ async fn sync_once(
     config: &EpigraphConfig,
     imap: &ImapConfig,
     tenant: &str,
-    always_report: bool,
+    first_of_run: bool,
 ) -> Result<(usize, usize, usize)> {
+    let always_report = first_of_run;
     let mut session = ImapSession::connect(imap).await?;
     let server = session.server().to_string();
     let username = imap.username.clone().unwrap_or_default();
     let state_dir = config.state_dir();
-    let state = ImapState::load(&state_dir, tenant, &server, &username)?;
+    let mut state = ImapState::load(&state_dir, tenant, &server, &username)?;
+    // What the producer refused in an earlier run (too large for the topic, …) is read again
+    // once per run: the operator may have raised the limit since.
+    let retried = if first_of_run {
+        state.retry_refused()
+    } else {
+        0
+    };
     let now = epigraph_schemas::now_millis();
     let sync = sync_mailboxes(
         &mut session,
@@ -86,7 +94,7 @@ async fn sync_once(
     )
     .await;
     session.logout().await;
-    let sync = sync?;
+    let mut sync = sync?;
     let tombstones = sync
         .scan
         .events
@@ -100,6 +108,10 @@ async fn sync_once(
     } else {
         None
     };
+    // What the producer dead-lettered was not published: remembered, and read again next run.
+    let refused = report
+        .as_ref()
+        .map_or(0, |r| sync.next.mark_refused(&r.refused));
     // Saved only after every event was acknowledged: a failed publish reads again.
     if sync.next != state {
         sync.next.save(&state_dir)?;
@@ -118,6 +130,8 @@ async fn sync_once(
             "published": published - tombstones.min(published),
             "tombstoned": tombstones,
             "dead_lettered": dead_lettered,
+            "refused": refused,
+            "retried": retried,
         });
         println!("{summary}");
     }

@@ -169,9 +169,8 @@ pub async fn ingest(config: &EpigraphConfig, source: IngestSource) -> Result<()>
             interval_ms,
         } => {
             let mut first = true;
-            // Dead letters already sent during this watch: a bad file is reported once, until
-            // it changes.
-            let mut reported = std::collections::HashSet::new();
+            // What this watch already reported: dead letters, versions the producer refused.
+            let mut reported = WatchMemory::default();
             loop {
                 let changed =
                     ingest_docs(config, &dir, &tenant, first || !watch, &mut reported).await?;
@@ -330,6 +329,17 @@ async fn publish_scan(
     Ok(())
 }
 
+/// What a watch of the documents folder already reported, so a poll does not repeat it.
+#[derive(Default)]
+struct WatchMemory {
+    /// `(location, raw)` of every dead letter sent: a bad file is reported once, until it
+    /// changes.
+    dead_letters: std::collections::HashSet<(String, String)>,
+    /// `(source id, version)` of every event the producer refused (too large for the topic):
+    /// not sent again during this watch; the next run tries again.
+    refused: std::collections::HashSet<(String, String)>,
+}
+
 /// One pass over the folder; prints the summary when `always_report` or something changed, and
 /// returns whether something was published.
 async fn ingest_docs(
@@ -337,7 +347,7 @@ async fn ingest_docs(
     dir: &Path,
     tenant: &str,
     always_report: bool,
-    reported: &mut std::collections::HashSet<(String, String)>,
+    reported: &mut WatchMemory,
 ) -> Result<bool> {
     let root = dir
         .canonicalize()
@@ -359,14 +369,32 @@ async fn ingest_docs(
     let dead_letters: Vec<_> = scan
         .dead_letters
         .into_iter()
-        .filter(|l| reported.insert((l.location.clone(), l.raw_base64.clone())))
+        .filter(|l| {
+            reported
+                .dead_letters
+                .insert((l.location.clone(), l.raw_base64.clone()))
+        })
         .collect();
     let dead = dead_letters.len();
     let (unchanged, mut manifest) = (scan.unchanged, scan.next_manifest);
+    // A version the producer already refused during this watch is not sent (and dead-lettered)
+    // again at every poll; it stays unrecorded, so the next run sends it.
+    let (held, events): (Vec<_>, Vec<_>) = scan.events.into_iter().partition(|e| {
+        reported
+            .refused
+            .contains(&(e.source_id.clone(), e.version.clone()))
+    });
+    for event in &held {
+        manifest.forget(&event.source_id, &previous);
+    }
+    let versions: std::collections::HashMap<String, String> = events
+        .iter()
+        .map(|e| (e.source_id.clone(), e.version.clone()))
+        .collect();
     let report = publish(
         config,
         Scan {
-            events: scan.events,
+            events,
             dead_letters,
         },
     )
@@ -375,6 +403,9 @@ async fn ingest_docs(
     // scan sends it again.
     for refused in &report.refused {
         manifest.forget(refused, &previous);
+        if let Some(version) = versions.get(refused) {
+            reported.refused.insert((refused.clone(), version.clone()));
+        }
     }
     // Saved only after every event was acknowledged: a failed run republishes.
     manifest.save(&state_dir)?;

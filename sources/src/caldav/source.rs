@@ -140,6 +140,7 @@ pub fn apply(
                 PublishedObject {
                     etag: object.etag,
                     events: previous.events,
+                    refused: false,
                 },
             );
             continue;
@@ -165,6 +166,7 @@ pub fn apply(
             PublishedObject {
                 etag: object.etag,
                 events,
+                refused: false,
             },
         );
     }

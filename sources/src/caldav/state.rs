@@ -29,6 +29,11 @@ pub struct PublishedObject {
     pub etag: Option<String>,
     /// Source id → version of every event published from it (tombstones included).
     pub events: BTreeMap<String, String>,
+    /// The producer refused (dead-lettered) one of its events: it is fetched again on the next
+    /// run of the command (not at every poll of the same follow, which would repeat the dead
+    /// letter).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
 }
 
 impl CaldavState {
@@ -54,6 +59,69 @@ impl CaldavState {
             }),
             Err(e) => Err(SourceError::io(path)(e)),
         }
+    }
+
+    /// Undo what this (next) state says about the events the producer refused
+    /// (`PublishReport::refused`), back to `previous`, and mark their objects; returns how many
+    /// objects were marked.
+    ///
+    /// ```
+    /// use epigraph_sources::caldav::{CaldavState, PublishedObject};
+    /// let mut state = CaldavState::default();
+    /// let object = PublishedObject { etag: Some("2".into()), ..Default::default() };
+    /// state.objects.insert("/c/a.ics".into(), object);
+    /// let previous = state.clone();
+    /// let next = state.objects.get_mut("/c/a.ics").unwrap();
+    /// next.events.insert("cal/a".into(), "v2".into());
+    /// assert_eq!(state.mark_refused(&["cal/a".to_string()], &previous), 1);
+    /// assert!(state.objects["/c/a.ics"].events.is_empty());
+    /// // The next run lists the whole collection and fetches the object again.
+    /// assert_eq!(state.retry_refused(), 1);
+    /// assert_eq!((state.sync_token.as_ref(), state.objects["/c/a.ics"].etag.as_ref()), (None, None));
+    /// ```
+    pub fn mark_refused(&mut self, refused: &[String], previous: &CaldavState) -> usize {
+        if refused.is_empty() {
+            return 0;
+        }
+        let before: BTreeMap<&String, &String> = previous
+            .objects
+            .values()
+            .flat_map(|o| o.events.iter())
+            .collect();
+        let mut marked = 0;
+        for object in self.objects.values_mut() {
+            let mut hit = false;
+            for id in refused {
+                if object.events.contains_key(id) {
+                    hit = true;
+                    match before.get(id) {
+                        Some(version) => object.events.insert(id.clone(), (*version).clone()),
+                        None => object.events.remove(id),
+                    };
+                }
+            }
+            if hit {
+                object.refused = true;
+                marked += 1;
+            }
+        }
+        marked
+    }
+
+    /// Have the next sync fetch every refused object again: the sync token is dropped (the whole
+    /// collection is listed) and their etags forgotten; returns how many. Called on the first
+    /// sync of a run.
+    pub fn retry_refused(&mut self) -> usize {
+        let mut retried = 0;
+        for object in self.objects.values_mut().filter(|o| o.refused) {
+            object.etag = None;
+            object.refused = false;
+            retried += 1;
+        }
+        if retried > 0 {
+            self.sync_token = None;
+        }
+        retried
     }
 
     /// Write the state atomically (temp file + rename).

@@ -168,7 +168,7 @@ fn a_full_listing_without_a_known_object_removes_it_and_an_etag_change_refetches
             href.into(),
             PublishedObject {
                 etag: Some(etag.into()),
-                events: Default::default(),
+                ..PublishedObject::default()
             },
         );
     }
@@ -204,4 +204,69 @@ fn multistatus_errors_and_urls_with_credentials_are_refused() {
         client.member_url("/c/a.ics").as_str(),
         "http://cal.example/c/a.ics"
     );
+}
+
+#[test]
+fn a_refused_event_is_undone_and_its_object_fetched_again_on_the_next_run() {
+    let state = CaldavState {
+        tenant: "acme".into(),
+        sync_token: Some("t1".into()),
+        ..CaldavState::default()
+    };
+    let (_, published) = apply(
+        &state,
+        "acme",
+        vec![fetched(
+            "/c/a.ics",
+            "1",
+            vec![event("ics/a", "Budget review")],
+        )],
+        &[],
+        0,
+    );
+    // An edit the producer refuses (too large for the topic): the state keeps the version that
+    // was published, and the object is marked.
+    let (scan, mut next) = apply(
+        &published,
+        "acme",
+        vec![fetched(
+            "/c/a.ics",
+            "2",
+            vec![event("ics/a", "Budget review, moved")],
+        )],
+        &[],
+        0,
+    );
+    assert_eq!(ops(&scan), vec![(Op::Upsert, "ics/a")]);
+    assert_eq!(next.mark_refused(&["ics/a".to_string()], &published), 1);
+    assert_eq!(
+        next.objects["/c/a.ics"].events,
+        published.objects["/c/a.ics"].events
+    );
+    assert!(next.objects["/c/a.ics"].refused);
+    // Within the same follow the etag is known: the object is not fetched again.
+    let listing = vec![Member {
+        href: "/c/a.ics".into(),
+        etag: Some("2".into()),
+        gone: false,
+    }];
+    assert!(plan(&next, &listing, true).0.is_empty());
+    // The next run: the whole collection is listed, the object fetched and its event sent.
+    assert_eq!(next.retry_refused(), 1);
+    assert_eq!(next.sync_token, None);
+    let (fetch, _) = plan(&next, &listing, true);
+    assert_eq!(fetch.len(), 1);
+    let (scan, again) = apply(
+        &next,
+        "acme",
+        vec![fetched(
+            "/c/a.ics",
+            "2",
+            vec![event("ics/a", "Budget review, moved")],
+        )],
+        &[],
+        0,
+    );
+    assert_eq!(ops(&scan), vec![(Op::Upsert, "ics/a")]);
+    assert!(!again.objects["/c/a.ics"].refused);
 }

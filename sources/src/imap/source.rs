@@ -32,6 +32,7 @@ pub fn unchanged(known: Option<&MailboxState>, status: &MailboxStatus) -> bool {
             && status.uid_next.is_some()
             && known.uid_next == status.uid_next
             && known.messages.len() == status.exists as usize
+            && !known.messages.values().any(|m| m.retry)
     })
 }
 
@@ -68,7 +69,7 @@ pub fn plan(known: Option<&MailboxState>, status: &MailboxStatus, listed: &[u32]
         reset: false,
         fetch: listed
             .into_iter()
-            .filter(|uid| !known.messages.contains_key(uid))
+            .filter(|uid| known.messages.get(uid).is_none_or(|m| m.retry))
             .collect(),
         removed: known
             .messages
@@ -120,6 +121,8 @@ pub fn apply(
         .mailboxes
         .values()
         .flat_map(|m| m.messages.values())
+        // A refused message was not (wholly) published: reading it again publishes it.
+        .filter(|m| !m.refused)
         .filter_map(|m| Some((m.source_id.as_ref()?, m.version.as_ref()?)))
         .collect();
     let mut next = state.clone();
@@ -161,6 +164,7 @@ pub fn apply(
                     source_id: Some(event.source_id.clone()),
                     version: Some(event.version.clone()),
                     attachments: attachments.iter().map(|a| a.source_id.clone()).collect(),
+                    ..PublishedMessage::default()
                 },
             );
             let known = published.get(&event.source_id) == Some(&&event.version);

@@ -48,6 +48,14 @@ pub struct PublishedMessage {
     /// The source ids of its attachments published as documents (tombstoned with it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<String>,
+    /// The producer refused (dead-lettered) its event or one of its attachments' (too large for
+    /// the topic, …): not everything was published. It is read again on the next run of the
+    /// command (not at every poll of the same follow, which would repeat the dead letter).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
+    /// Read it again in this sync (set by [`ImapState::retry_refused`]; never saved).
+    #[serde(skip)]
+    pub retry: bool,
 }
 
 impl ImapState {
@@ -79,6 +87,64 @@ impl ImapState {
             }),
             Err(e) => Err(SourceError::io(path)(e)),
         }
+    }
+
+    /// Mark the messages whose event, or one of whose attachments' events, the producer refused
+    /// (`PublishReport::refused`); returns how many were marked.
+    ///
+    /// ```
+    /// use epigraph_sources::imap::{ImapState, PublishedMessage};
+    /// let mut state = ImapState::default();
+    /// let message = PublishedMessage {
+    ///     source_id: Some("mail/a@x".into()),
+    ///     attachments: vec!["mail/a@x/attachment/1".into()],
+    ///     ..Default::default()
+    /// };
+    /// state.mailboxes.entry("INBOX".into()).or_default().messages.insert(1, message);
+    /// assert_eq!(state.mark_refused(&["mail/a@x/attachment/1".to_string()]), 1);
+    /// // On the next run it is read again.
+    /// assert_eq!(state.retry_refused(), 1);
+    /// assert!(state.mailboxes["INBOX"].messages[&1].retry);
+    /// ```
+    pub fn mark_refused(&mut self, refused: &[String]) -> usize {
+        if refused.is_empty() {
+            return 0;
+        }
+        let refused: std::collections::BTreeSet<&String> = refused.iter().collect();
+        let mut marked = 0;
+        for message in self
+            .mailboxes
+            .values_mut()
+            .flat_map(|m| m.messages.values_mut())
+        {
+            let hit = message
+                .source_id
+                .iter()
+                .chain(&message.attachments)
+                .any(|id| refused.contains(id));
+            if hit {
+                message.refused = true;
+                marked += 1;
+            }
+        }
+        marked
+    }
+
+    /// Have the next sync read every refused message again (their mailboxes are listed even
+    /// when their counters did not change); returns how many. Called on the first sync of a run.
+    pub fn retry_refused(&mut self) -> usize {
+        let mut retried = 0;
+        for message in self
+            .mailboxes
+            .values_mut()
+            .flat_map(|m| m.messages.values_mut())
+        {
+            if message.refused {
+                message.retry = true;
+                retried += 1;
+            }
+        }
+        retried
     }
 
     /// Write the state atomically (temp file + rename).

@@ -349,3 +349,45 @@ fn an_attachment_read_as_text_is_published_with_its_message_and_tombstoned_with_
     );
     assert!(after.mailboxes["INBOX"].messages.is_empty());
 }
+
+#[test]
+fn a_refused_message_is_read_again_on_the_next_run_not_at_every_poll() {
+    let mut state = first_sync();
+    // The producer refused b (too large for the topic): the message is marked.
+    assert_eq!(state.mark_refused(&["mail/b@example.org".to_string()]), 1);
+    let inbox = &state.mailboxes["INBOX"];
+    // Later polls of the same follow: nothing changed, nothing read.
+    assert!(unchanged(Some(inbox), &status(7, 3, 2)));
+    assert_eq!(
+        plan(Some(inbox), &status(7, 3, 2), &[1, 2]),
+        MailboxPlan::default()
+    );
+    // The next run reads it again, even though the mailbox's counters did not move.
+    assert_eq!(state.retry_refused(), 1);
+    let inbox = &state.mailboxes["INBOX"];
+    assert!(!unchanged(Some(inbox), &status(7, 3, 2)));
+    assert_eq!(plan(Some(inbox), &status(7, 3, 2), &[1, 2]).fetch, vec![2]);
+    let (scan, next) = apply(
+        &state,
+        TENANT,
+        vec![sync(
+            "INBOX",
+            status(7, 3, 2),
+            vec![read(2, "b", "Beta.", "INBOX")],
+            vec![],
+            false,
+        )],
+        0,
+    );
+    // Published this time (it was not on the topic), and no longer marked.
+    assert_eq!(ids(&scan, Op::Upsert), ["mail/b@example.org"]);
+    assert!(ids(&scan, Op::Delete).is_empty());
+    let b = &next.mailboxes["INBOX"].messages[&2];
+    assert!(!b.refused && !b.retry);
+    // The mark is saved; the retry is not.
+    let dir = tempfile::tempdir().unwrap();
+    state.save(dir.path()).unwrap();
+    let loaded = ImapState::load(dir.path(), TENANT, "", "").unwrap();
+    let b = &loaded.mailboxes["INBOX"].messages[&2];
+    assert!(b.refused && !b.retry);
+}
