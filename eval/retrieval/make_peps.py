@@ -66,17 +66,14 @@ def created_at(value):
         return None
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--src", default="tests/fixtures/peps")
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "peps"))
-    args = ap.parse_args()
-    out = Path(args.out)
+def write_corpus(peps, src, out):
+    """Write `out/corpus.jsonl` from the PEPs numbered `peps` in the folder `src`."""
+    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     total = 0
-    with open(out / "corpus.jsonl", "w", encoding="utf-8") as f:
-        for n in PEPS:
-            fields, kept, body = parse(Path(args.src) / f"pep-{n:04d}.rst")
+    with open(out / "corpus.jsonl", "w", encoding="utf-8", newline="\n") as f:
+        for n in peps:
+            fields, kept, body = parse(Path(src) / f"pep-{n:04d}.rst")
             text = "\n".join(f"{k}: {v}" for k, v in kept) + "\n\n" + body
             total += len(text.encode("utf-8"))
             doc = {"_id": f"pep-{n:04d}", "title": fields["Title"], "text": text}
@@ -84,7 +81,15 @@ def main():
             if created is not None:
                 doc["metadata"] = {"occurred_at": created}
             f.write(json.dumps(doc, ensure_ascii=False) + "\n")
-    print(f"{len(PEPS)} documents, {total} bytes of text -> {out / 'corpus.jsonl'}")
+    print(f"{len(peps)} documents, {total} bytes of text -> {out / 'corpus.jsonl'}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--src", default="tests/fixtures/peps")
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "peps"))
+    args = ap.parse_args()
+    write_corpus(PEPS, args.src, args.out)
 
 
 if __name__ == "__main__":

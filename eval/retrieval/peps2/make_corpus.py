@@ -3,8 +3,8 @@
 
 Usage: make_corpus.py [--src tests/fixtures/peps] [--out eval/retrieval/peps2]
 
-A copy of eval/retrieval/make_peps.py with a new list of PEPs and a new default output folder;
-the text preparation is unchanged. If eval/retrieval/peps/corpus.jsonl exists, its `_id`s are
+eval/retrieval/make_peps.py with a new list of PEPs and a new default output folder: the text
+preparation is that script's own (imported, `write_corpus`). If eval/retrieval/peps/corpus.jsonl exists, its `_id`s are
 read and the script refuses to write a document that is also in the first set.
 
 Each selected PEP becomes one BEIR document:
@@ -21,8 +21,11 @@ Deterministic: the same fixtures give byte-identical output.
 """
 import argparse
 import json
-import re
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from make_peps import write_corpus  # noqa: E402  (the first set's text preparation)
 
 # 39 PEPs, none of them in eval/retrieval/peps/corpus.jsonl, in topical clusters so that queries
 # have near misses and "current state" questions have an older and a newer document: release
@@ -45,35 +48,6 @@ PEPS = [
     256, 257, 258, 287,
     282, 337, 391,
 ]
-KEEP = {"PEP", "Title", "Status", "Type", "Created", "Python-Version", "Replaces",
-        "Superseded-By", "Resolution", "Requires", "Topic"}
-
-
-def parse(path: Path):
-    lines = path.read_text(encoding="utf-8").split("\n")
-    fields, current, i = [], None, 0
-    while i < len(lines) and lines[i].strip():
-        line = lines[i]
-        if line[0] in " \t" and current is not None:
-            current[1] = current[1] + " " + line.strip()
-        else:
-            name, _, value = line.partition(":")
-            current = [name.strip(), value.strip()]
-            fields.append(current)
-        i += 1
-    body = "\n".join(lines[i:])
-    # Drop the Emacs footer (".." followed by an indented "Local Variables:" block).
-    body = re.sub(r"\n\.\.\s*\n\s+Local Variables:.*\Z", "\n", body, flags=re.S)
-    return dict(fields), [(k, v) for k, v in fields if k in KEEP], body.strip() + "\n"
-
-
-def created_at(value):
-    """`07-Jul-2001` (the PEP header's format) as an RFC 3339 instant, or None."""
-    from datetime import datetime
-    try:
-        return datetime.strptime(value.strip(), "%d-%b-%Y").strftime("%Y-%m-%dT00:00:00Z")
-    except ValueError:
-        return None
 
 
 def main():
@@ -92,19 +66,7 @@ def main():
             raise SystemExit(f"PEPs already in {first}: {overlap}")
     if len(set(PEPS)) != len(PEPS):
         raise SystemExit("duplicate PEP in PEPS")
-    out.mkdir(parents=True, exist_ok=True)
-    total = 0
-    with open(out / "corpus.jsonl", "w", encoding="utf-8", newline="\n") as f:
-        for n in PEPS:
-            fields, kept, body = parse(Path(args.src) / f"pep-{n:04d}.rst")
-            text = "\n".join(f"{k}: {v}" for k, v in kept) + "\n\n" + body
-            total += len(text.encode("utf-8"))
-            doc = {"_id": f"pep-{n:04d}", "title": fields["Title"], "text": text}
-            created = created_at(fields.get("Created", ""))
-            if created is not None:
-                doc["metadata"] = {"occurred_at": created}
-            f.write(json.dumps(doc, ensure_ascii=False) + "\n")
-    print(f"{len(PEPS)} documents, {total} bytes of text -> {out / 'corpus.jsonl'}")
+    write_corpus(PEPS, args.src, out)
 
 
 if __name__ == "__main__":
