@@ -388,6 +388,25 @@ pub fn ingest(env: &TestEnv, args: &[&str]) -> serde_json::Value {
     last_json_line(&env.epigraph(&all))
 }
 
+/// `bytes` of base64-like text that lz4 cannot shrink much (a seeded pseudo-random stream, 76
+/// characters a line, lines ended by `line_end`): the broker sees nearly all of it.
+pub fn incompressible_text(bytes: usize, seed: u64, line_end: &str) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut state = seed;
+    let mut out = String::with_capacity(bytes + bytes / 76 * line_end.len() + line_end.len());
+    while out.len() < bytes {
+        // Knuth's MMIX linear congruential generator; the high bits are the random ones.
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        out.push(ALPHABET[(state >> 58) as usize] as char);
+        if out.len() % (76 + line_end.len()) == 76 {
+            out.push_str(line_end);
+        }
+    }
+    out
+}
+
 /// The last line of `out` that parses as JSON.
 pub fn last_json_line(out: &str) -> serde_json::Value {
     out.lines()

@@ -14,8 +14,8 @@ use epigraph_sources::imap::{ImapConfig, ImapSession, ImapTls};
 use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_sources::mail::{MailConfig, parse_message};
 use epigraph_tests::{
-    TestEnv, last_json_line, metric_sample, neo4j, neo4j_count, scrape_metrics, serial,
-    unique_tenant,
+    TestEnv, incompressible_text, last_json_line, metric_sample, neo4j, neo4j_count,
+    scrape_metrics, serial, unique_tenant,
 };
 
 const USER: &str = "alice";
@@ -490,24 +490,6 @@ async fn attachments_are_published_and_tombstoned_with_their_message() {
     );
 }
 
-/// `bytes` of base64-like text that lz4 cannot shrink much (a seeded pseudo-random stream, 76
-/// characters a line): the broker sees nearly all of it.
-fn incompressible(bytes: usize, seed: u64) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut state = seed;
-    let mut out = String::with_capacity(bytes + bytes / 76 + 2);
-    while out.len() < bytes {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        out.push(ALPHABET[(state >> 58) as usize] as char);
-        if out.len() % 78 == 76 {
-            out.push_str("\r\n");
-        }
-    }
-    out
-}
-
 /// A message the topic refuses as too large (topics made with the broker's 1 MB limit, and
 /// `kafka.raise_topic_limits = false`) is dead-lettered, not recorded as published: the next run
 /// reads it again (and, once the limit is raised, publishes it); a message read once is not
@@ -540,7 +522,7 @@ async fn a_message_the_topic_refuses_is_read_again_on_the_next_run() {
 
     let body = format!(
         "The firmware image for the trial is below.\r\n\r\n{}",
-        incompressible(2_000_000, 11)
+        incompressible_text(2_000_000, 11, "\r\n")
     );
     session
         .append("INBOX", None, None, message("big-2", "Firmware", &body))

@@ -5,31 +5,12 @@
 //! `kafka.raise_topic_limits` is off; by default epigraph raises it, keeping the topic's other
 //! settings) — and in every case the other documents of the scan are published, nothing stops.
 
-use epigraph_tests::{TestEnv, find_dead_letter, last_json_line, serial};
-
-/// `bytes` of text that lz4 cannot shrink much (an inline data blob: base64 of a seeded
-/// pseudo-random stream, 76 characters a line), so that the broker sees nearly all of it.
-fn blob(bytes: usize, seed: u64) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut state = seed;
-    let mut out = String::with_capacity(bytes + bytes / 76 + 1);
-    while out.len() < bytes {
-        // Knuth's MMIX linear congruential generator; the high bits are the random ones.
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        out.push(ALPHABET[(state >> 58) as usize] as char);
-        if out.len() % 77 == 76 {
-            out.push('\n');
-        }
-    }
-    out
-}
+use epigraph_tests::{TestEnv, find_dead_letter, incompressible_text, last_json_line, serial};
 
 fn document(title: &str, bytes: usize, seed: u64) -> String {
     format!(
         "# {title}\n\nThe attached firmware image is the release candidate for the field trial.\n\n```\n{}\n```\n",
-        blob(bytes, seed)
+        incompressible_text(bytes, seed, "\n")
     )
 }
 
