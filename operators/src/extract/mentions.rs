@@ -242,6 +242,25 @@ const STOP: &[&str] = &[
     "Sure",
     "Agreed",
     "Done",
+    // Field labels and currency codes: "Date: 7 October", "EUR 40K" are not topics.
+    "Date",
+    "Notes",
+    "Update",
+    "Subject",
+    "TODO",
+    "EUR",
+    "USD",
+    "GBP",
+    "CHF",
+    "JPY",
+    "CAD",
+    "AUD",
+    "SEK",
+    "NOK",
+    "DKK",
+    "PLN",
+    "INR",
+    "CNY",
 ];
 
 /// Lower-case words allowed inside a name ("Bank of America", "Guido van Rossum").
@@ -728,5 +747,20 @@ mod tests {
             ]
         );
         assert!(candidates.is_empty(), "{candidates:?}");
+    }
+
+    #[test]
+    fn field_labels_and_currency_codes_are_not_candidates() {
+        let (_, candidates) = scan(
+            "Date: 7 October. Note: the round is EUR 200K, USD 215K at today's rate, per Fjord.",
+            &[],
+        );
+        assert_eq!(
+            candidates
+                .iter()
+                .map(|c| c.surface.as_str())
+                .collect::<Vec<_>>(),
+            ["Fjord"]
+        );
     }
 }

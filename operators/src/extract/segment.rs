@@ -37,6 +37,13 @@ const HEADER_KEYS: [&str; 10] = [
     "decided",
 ];
 
+/// The keys a lone header line under a title may have and still be metadata, not a statement
+/// (`# Term sheet summary`, a blank line, `Date: 12 October 2026`).
+const METADATA_KEYS: [&str; 16] = [
+    "date", "status", "author", "authors", "owner", "from", "to", "created", "updated",
+    "last updated", "version", "deciders", "attendees", "participants", "reviewers", "decided",
+];
+
 /// Words before a period that do not end a sentence.
 const ABBREVIATIONS: [&str; 22] = [
     "e.g", "i.e", "etc", "mr", "mrs", "ms", "dr", "prof", "vs", "cf", "fig", "no", "approx",
@@ -61,6 +68,15 @@ const ABBREVIATIONS: [&str; 22] = [
 ///     ("Status: Accepted".to_string(), None),
 ///     ("We move to a managed service.".to_string(), Some("ADR 004: Managed Kafka".to_string())),
 /// ]);
+/// // One metadata line alone under a title is a header block as well, not a statement.
+/// let sheet = "# Term sheet summary\n\nDate: 12 October 2026\n\nInvestment: €320K SAFE.\n";
+/// let texts: Vec<_> = units(sheet).into_iter().map(|u| u.text).collect();
+/// assert_eq!(texts, ["Investment: €320K SAFE."]);
+/// // Without a title, or followed by more text, a lone `Key: value` line is prose.
+/// let note = "# Plan\n\nNote: we ship Monday.\n";
+/// assert_eq!(units(note)[0].text, "Note: we ship Monday.");
+/// let dated = "# Plan\n\nDate: we ship Monday\nand then rest.\n";
+/// assert_eq!(units(dated)[0].text, "Date: we ship Monday and then rest.");
 /// ```
 pub fn units(body: &str) -> Vec<Unit> {
     let visible = without_comments(body);
@@ -427,6 +443,7 @@ fn header_start(lines: &[(usize, &str)]) -> (usize, Option<String>) {
 /// The RFC 822-style header block from line `start`, if any; returns the index of the first
 /// line after it (`start` when there is none).
 fn header_block(lines: &[(usize, &str)], start: usize, out: &mut Vec<Unit>) -> usize {
+    let under_title = start > 0;
     let lines = &lines[start..];
     // `Status: Accepted`, `Superseded-By: 345`, and the spaced keys of written-out headers
     // (`Owning SIG: sig-cli`, `Last updated: …`, `Superseded by: …`): up to three words.
@@ -446,7 +463,14 @@ fn header_block(lines: &[(usize, &str)], start: usize, out: &mut Vec<Unit>) -> u
         return start;
     };
     let second_is_header = lines.get(1).is_some_and(|(_, l)| is_header(l));
-    if !(is_header(first) && second_is_header) {
+    // Under a title, one metadata line alone (`Date: 12 October 2026`, then a blank line) is a
+    // header block too; elsewhere a lone `Key: value` line is prose (`Note: we ship Monday`).
+    let lone_metadata = under_title
+        && lines.get(1).is_none_or(|(_, l)| l.trim().is_empty())
+        && first.split_once(": ").is_some_and(|(key, _)| {
+            METADATA_KEYS.contains(&key.to_ascii_lowercase().as_str())
+        });
+    if !(is_header(first) && (second_is_header || lone_metadata)) {
         return start;
     }
     let mut i = 0;
