@@ -40,8 +40,22 @@ const HEADER_KEYS: [&str; 10] = [
 /// The keys a lone header line under a title may have and still be metadata, not a statement
 /// (`# Term sheet summary`, a blank line, `Date: 12 October 2026`).
 const METADATA_KEYS: [&str; 16] = [
-    "date", "status", "author", "authors", "owner", "from", "to", "created", "updated",
-    "last updated", "version", "deciders", "attendees", "participants", "reviewers", "decided",
+    "date",
+    "status",
+    "author",
+    "authors",
+    "owner",
+    "from",
+    "to",
+    "created",
+    "updated",
+    "last updated",
+    "version",
+    "deciders",
+    "attendees",
+    "participants",
+    "reviewers",
+    "decided",
 ];
 
 /// Words before a period that do not end a sentence.
@@ -467,9 +481,9 @@ fn header_block(lines: &[(usize, &str)], start: usize, out: &mut Vec<Unit>) -> u
     // header block too; elsewhere a lone `Key: value` line is prose (`Note: we ship Monday`).
     let lone_metadata = under_title
         && lines.get(1).is_none_or(|(_, l)| l.trim().is_empty())
-        && first.split_once(": ").is_some_and(|(key, _)| {
-            METADATA_KEYS.contains(&key.to_ascii_lowercase().as_str())
-        });
+        && first
+            .split_once(": ")
+            .is_some_and(|(key, _)| METADATA_KEYS.contains(&key.to_ascii_lowercase().as_str()));
     if !(is_header(first) && (second_is_header || lone_metadata)) {
         return start;
     }
