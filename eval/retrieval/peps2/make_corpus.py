@@ -7,14 +7,8 @@ eval/retrieval/make_peps.py with a new list of PEPs and a new default output fol
 preparation is that script's own (imported, `write_corpus`). If eval/retrieval/peps/corpus.jsonl exists, its `_id`s are
 read and the script refuses to write a document that is also in the first set.
 
-Each selected PEP becomes one BEIR document:
-  _id   = "pep-NNNN"
-  title = the PEP's Title header
-  text  = the header block reduced to its descriptive fields (PEP, Title, Status, Type,
-          Created, Python-Version, Replaces, Superseded-By, Resolution, Requires, Topic), one
-          "Field: value" line each, then a blank line and the body verbatim (reStructuredText),
-          without the trailing Emacs "Local Variables" comment block. Author, Discussions-To
-          and Post-History (people, addresses, lists of dates) are dropped.
+Each selected PEP becomes one BEIR document exactly as in make_peps.py (its docstring says
+which header fields are kept and how the body is cut).
 
 queries.jsonl, qrels/test.tsv and state.jsonl are written by hand and are not touched here.
 Deterministic: the same fixtures give byte-identical output.
