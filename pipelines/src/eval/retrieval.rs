@@ -580,10 +580,9 @@ pub async fn evaluate_retrieval(
 /// print (one per system).
 fn run_baselines(python: &Path, dir: &Path) -> Result<Vec<serde_json::Value>> {
     let mut lines = Vec::new();
+    let here = std::env::current_dir().context("reading the working directory")?;
     for script in ["bm25_baseline.py", "chunk_hybrid_baseline.py"] {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../eval/retrieval")
-            .join(script);
+        let script = baseline_script(script, &here)?;
         let output = std::process::Command::new(python)
             .arg(&script)
             .arg(dir)
@@ -605,9 +604,53 @@ fn run_baselines(python: &Path, dir: &Path) -> Result<Vec<serde_json::Value>> {
     Ok(lines)
 }
 
+/// Where a baseline script is: `eval/retrieval/<name>` under the working directory (a checkout,
+/// wherever the binary came from), else in the checkout the binary was built from.
+fn baseline_script(name: &str, working_dir: &Path) -> Result<std::path::PathBuf> {
+    let candidates = [
+        working_dir.join("eval/retrieval").join(name),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../eval/retrieval")
+            .join(name),
+    ];
+    match candidates.iter().find(|path| path.is_file()) {
+        Some(path) => Ok(path.clone()),
+        None => bail!(
+            "the baseline script {name} is neither at {} nor at {}: run from the repository root",
+            candidates[0].display(),
+            candidates[1].display()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn baseline_scripts_are_found_under_the_working_directory_first() {
+        let checkout = tempfile::tempdir().unwrap();
+        let folder = checkout.path().join("eval/retrieval");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("bm25_baseline.py"), "").unwrap();
+        assert_eq!(
+            baseline_script("bm25_baseline.py", checkout.path()).unwrap(),
+            folder.join("bm25_baseline.py")
+        );
+        // Elsewhere, the checkout the binary was built from.
+        let elsewhere = tempfile::tempdir().unwrap();
+        let found = baseline_script("bm25_baseline.py", elsewhere.path()).unwrap();
+        assert!(
+            found.ends_with("eval/retrieval/bm25_baseline.py"),
+            "{found:?}"
+        );
+        assert!(found.is_file());
+        let missing = baseline_script("no_such_baseline.py", elsewhere.path()).unwrap_err();
+        assert!(
+            missing.to_string().contains("run from the repository root"),
+            "{missing}"
+        );
+    }
 
     #[test]
     fn scores_average_over_queries_with_relevant_documents() {
