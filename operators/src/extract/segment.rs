@@ -86,9 +86,12 @@ const ABBREVIATIONS: [&str; 22] = [
 /// let sheet = "# Term sheet summary\n\nDate: 12 October 2026\n\nInvestment: €320K SAFE.\n";
 /// let texts: Vec<_> = units(sheet).into_iter().map(|u| u.text).collect();
 /// assert_eq!(texts, ["Investment: €320K SAFE."]);
-/// // Without a title, or followed by more text, a lone `Key: value` line is prose.
+/// // With another key, without a title, or followed by more text, a lone `Key: value` line
+/// // is prose.
 /// let note = "# Plan\n\nNote: we ship Monday.\n";
 /// assert_eq!(units(note)[0].text, "Note: we ship Monday.");
+/// let untitled = "Date: 12 October 2026\n\nWe ship.\n";
+/// assert_eq!(units(untitled)[0].text, "Date: 12 October 2026");
 /// let dated = "# Plan\n\nDate: we ship Monday\nand then rest.\n";
 /// assert_eq!(units(dated)[0].text, "Date: we ship Monday and then rest.");
 /// ```
