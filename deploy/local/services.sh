@@ -295,13 +295,17 @@ fetch_kafka() {
     [[ -f "$KAFKA_LIBS/kafka_2.13-$KAFKA_VERSION.jar" ]] || die "$KAFKA_LIBS has no kafka_2.13-$KAFKA_VERSION.jar; remove $KAFKA_LIBS and run fetch again"
 }
 
-# Kafka Connect (standalone worker, FileStream connectors, JSON converter): not a service of its
-# own; tests/tests/kafka_connect.rs runs a worker from these jars against the broker.
+# Kafka Connect (standalone worker, FileStream connectors, JSON converter, Apicurio's Avro
+# converter): not a service of its own; tests/tests/kafka_connect.rs runs a worker from these
+# jars against the broker and the registry.
+APICURIO_CONVERTER_VERSION=2.4.2.Final
 fetch_connect() {
     mvn_fetch connect "$SCRIPT_DIR/connect/pom.xml" "$CONNECT_LIBS" \
-        "connect-runtime $KAFKA_VERSION log4j $LOG4J_VERSION" \
-        -Dkafka.version="$KAFKA_VERSION" -Dlog4j.version="$LOG4J_VERSION"
+        "connect-runtime $KAFKA_VERSION log4j $LOG4J_VERSION apicurio-converter $APICURIO_CONVERTER_VERSION" \
+        -Dkafka.version="$KAFKA_VERSION" -Dlog4j.version="$LOG4J_VERSION" \
+        -Dapicurio.version="$APICURIO_CONVERTER_VERSION"
     [[ -f "$CONNECT_LIBS/connect-runtime-$KAFKA_VERSION.jar" ]] || die "$CONNECT_LIBS has no connect-runtime-$KAFKA_VERSION.jar; remove $CONNECT_LIBS and run fetch again"
+    [[ -f "$CONNECT_LIBS/apicurio-registry-utils-converter-$APICURIO_CONVERTER_VERSION.jar" ]] || die "$CONNECT_LIBS has no apicurio-registry-utils-converter-$APICURIO_CONVERTER_VERSION.jar; remove $CONNECT_LIBS and run fetch again"
 }
 
 fetch_neo4j() {

@@ -76,12 +76,33 @@ pub struct EpigraphConfig {
 /// ```
 ///
 /// See [`TopicSource`] for every key.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SourcesConfig {
     /// Topics produced by other systems (Kafka Connect, Debezium), followed with
     /// `epigraph ingest topic <name>`.
     pub topic: Vec<TopicSource>,
+    /// How often a follower (`ingest caldav|imap|topic`) reports its status on
+    /// `<prefix>.connectors` while nothing changes (it also reports after every sync). The
+    /// health page calls a connector silent after three intervals without a word. Default
+    /// 30000 (30 s).
+    pub report_every_ms: u64,
+}
+
+impl Default for SourcesConfig {
+    fn default() -> Self {
+        SourcesConfig {
+            topic: Vec::new(),
+            report_every_ms: 30_000,
+        }
+    }
+}
+
+impl SourcesConfig {
+    /// [`SourcesConfig::report_every_ms`] as a duration (at least 100 ms).
+    pub fn report_every(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.report_every_ms.max(100))
+    }
 }
 
 /// Where the ontology comes from.

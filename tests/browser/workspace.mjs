@@ -265,7 +265,10 @@ try {
   // the page says it does not answer (the relay of a running one is tested in tests/metrics.rs).
   const pipelineState = (await page.locator("#pipeline").count()) > 0 ? "up" : await page.locator("#pipeline-down").innerText();
   check(pipelineState === "up" || pipelineState.includes("do not answer"), `health: the pipeline's state is shown: ${pipelineState}`);
-  step("health", { memory_rows: memoryRows, routes: routes.length, dead_letters: dead.length, by_source: bySource, pipeline: pipelineState.slice(0, 80) });
+  const connectors = await page.locator("#connectors tbody tr").allInnerTexts();
+  check(connectors.some((t) => t.includes("topic") && t.includes("crm-notes") && t.includes("stopped")), `health: the topic connector's last report is listed: ${connectors}`);
+  await page.locator("#connectors").screenshot({ path: join(artifacts, "health-connectors.png") });
+  step("health", { connectors: connectors.length, memory_rows: memoryRows, routes: routes.length, dead_letters: dead.length, by_source: bySource, pipeline: pipelineState.slice(0, 80) });
   await shot(page, "health");
 
   // ---- Proposals: one waits for approval (person = "approval" on this server); approve it.

@@ -380,6 +380,35 @@ pub async fn find_dead_letter(
     }
 }
 
+/// The latest status report of every connector on the test's `<prefix>.connectors` topic (read
+/// from the beginning until the topic is quiet for 3 s), by key.
+pub async fn connector_reports(
+    env: &TestEnv,
+) -> std::collections::BTreeMap<String, epigraph_sources::kafka::ConnectorStatus> {
+    use epigraph_sources::kafka::{EventConsumer, Polled};
+    let config = KafkaConfig {
+        group_id: unique_tenant("tests-connectors"),
+        ..env.kafka.clone()
+    };
+    let consumer = EventConsumer::from_beginning(&config, &[config.connectors_topic()])
+        .expect("connectors consumer");
+    let mut latest = std::collections::BTreeMap::new();
+    while let Polled::Message(message) = consumer.poll(Duration::from_secs(3)).await.expect("poll")
+    {
+        let key = String::from_utf8_lossy(message.key.as_deref().unwrap_or_default()).into_owned();
+        match message.payload.as_deref() {
+            Some(payload) => {
+                let status = serde_json::from_slice(payload).expect("connector reports are JSON");
+                latest.insert(key, status);
+            }
+            None => {
+                latest.remove(&key);
+            }
+        }
+    }
+    latest
+}
+
 /// `epigraph ingest <args…> --tenant <tenant>`, parsed summary.
 pub fn ingest(env: &TestEnv, args: &[&str]) -> serde_json::Value {
     let mut all: Vec<&str> = vec!["ingest"];

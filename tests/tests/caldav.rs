@@ -271,6 +271,41 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
     assert!(!stderr.contains("not-the-password"), "{stderr}");
 
     // Following: a new event appears; the server goes away and comes back; the next one too.
+    // The query service's health page lists the follower from its reports on
+    // `<prefix>.connectors`.
+    let serve = env.serve();
+    let connector = |serve: &epigraph_tests::Server| {
+        let listed = serve.get(&format!("/v1/connectors?tenant={}", env.tenant));
+        listed["connectors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["source"] == "caldav")
+            .cloned()
+            .unwrap_or_default()
+    };
+    let wait_state = |serve: &epigraph_tests::Server, state: &str| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let seen = connector(serve);
+            if seen["state"] == state {
+                return seen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the connector never showed {state}: {seen}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    // The refused one-shot read above reported its end and why.
+    let stopped = wait_state(&serve, "stopped");
+    assert!(
+        stopped["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("refused access") && !e.contains("not-the-password")),
+        "{stopped}"
+    );
     let metrics_addr = format!("127.0.0.1:{}", free_port());
     let mut follower = env
         .command(&[
@@ -287,6 +322,7 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
         .env("EPIGRAPH_CALDAV__PASSWORD", PASSWORD)
         .env("EPIGRAPH_CALDAV__POLL_INTERVAL_MS", "300")
         .env("EPIGRAPH_CALDAV__MAX_BACKOFF_MS", "2000")
+        .env("EPIGRAPH_SOURCES__REPORT_EVERY_MS", "1000")
         .env("EPIGRAPH_ICS__WINDOW_START", "2026-01-01")
         .env("EPIGRAPH_ICS__WINDOW_END", "2028-01-01")
         .stdout(Stdio::null())
@@ -344,6 +380,15 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
         metric_sample(&text, "epigraph_source_retry_in_seconds{").unwrap() >= 1.0,
         "{text}"
     );
+    // … and on the health page: failing, with the error and the next try, never the password.
+    let failing = wait_state(&serve, "failing");
+    let error = failing["last_error"].as_str().unwrap_or_default();
+    assert!(!error.is_empty() && !error.contains(PASSWORD), "{failing}");
+    assert!(
+        failing["retry_in_ms"].as_u64().unwrap() >= 1000,
+        "{failing}"
+    );
+    assert!(failing["syncs_failed"].as_u64().unwrap() >= 1, "{failing}");
     let server = Radicale::start(dir, port);
     let hiring = vevent(
         "hiring-1",
@@ -359,7 +404,13 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
         Some(1.0),
         "up again once the server answers"
     );
+    let up = wait_state(&serve, "up");
+    assert!(up["published"].as_u64().unwrap() >= 2, "{up}");
+    assert!(up["last_error"].is_null(), "{up}");
+    // Killed, it cannot say so: three report intervals without a word and it is silent.
     let _ = follower.kill();
+    wait_state(&serve, "silent");
+    drop(serve);
     let output = follower.wait_with_output().unwrap();
     let log = String::from_utf8_lossy(&output.stderr);
     assert!(

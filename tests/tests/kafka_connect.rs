@@ -1,15 +1,18 @@
 //! `epigraph ingest topic`: a real Kafka Connect worker (standalone, the FileStreamSource
-//! connector that ships with Kafka, JsonConverter with schemas) writes Debezium-shaped change
-//! events into a topic; `[[sources.topic]]` maps them — creates, an update, a delete, a bad
-//! record dead-lettered — and the graph ends with what upstream holds.
+//! connector that ships with Kafka) writes Debezium-shaped change events into a topic —
+//! through the `JsonConverter` with schemas, and through Apicurio's `AvroConverter` in the
+//! registry wire format — and `[[sources.topic]]` maps them: creates, an update, a delete, a bad
+//! record dead-lettered; the graph ends with what upstream holds, and the follower's status
+//! report says what it did.
 
 use std::io::Write;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use epigraph_sources::kafka::{EventConsumer, KafkaConfig};
+use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_tests::{
-    TestEnv, find_dead_letter, last_json_line, neo4j, neo4j_count, serial, unique_tenant,
+    TestEnv, connector_reports, find_dead_letter, http_post, last_json_line, neo4j, neo4j_count,
+    schema_registry_url, serial, unique_tenant,
 };
 
 /// A standalone Kafka Connect worker; killed when dropped.
@@ -22,7 +25,13 @@ impl Drop for Connect {
     }
 }
 
-fn start_connect(dir: &std::path::Path, file: &std::path::Path, topic: &str) -> Connect {
+/// A worker writing the lines of `file` to `topic` with `value_converter` (worker properties).
+fn start_connect(
+    dir: &std::path::Path,
+    file: &std::path::Path,
+    topic: &str,
+    value_converter: &str,
+) -> Connect {
     let libs = epigraph_sinks::embed::default_home().join("connect/libs");
     assert!(
         libs.join("connect-runtime-4.1.2.jar").exists(),
@@ -40,8 +49,8 @@ fn start_connect(dir: &std::path::Path, file: &std::path::Path, topic: &str) -> 
         format!(
             "bootstrap.servers=127.0.0.1:9092\n\
              key.converter=org.apache.kafka.connect.storage.StringConverter\n\
-             value.converter=org.apache.kafka.connect.json.JsonConverter\n\
-             value.converter.schemas.enable=true\n\
+             {value_converter}\n\
+             plugin.discovery=only_scan\n\
              offset.storage.file.filename={}\n\
              offset.flush.interval.ms=500\n\
              listeners=http://127.0.0.1:{port}\n",
@@ -105,6 +114,67 @@ fn append(file: &std::path::Path, lines: &[serde_json::Value]) {
 async fn kafka_connect_change_events_reach_the_graph_with_updates_deletes_and_dead_letters() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-connect");
+    change_events_reach_the_graph(
+        &env,
+        "json",
+        "value.converter=org.apache.kafka.connect.json.JsonConverter\n\
+         value.converter.schemas.enable=true",
+    )
+    .await;
+}
+
+/// Apicurio's converter in the Confluent frame: a 4-byte id (`Legacy4ByteIdHandler`) that is
+/// the *content* id, which the Confluent-compatible API resolves (its default, the global id,
+/// would name another schema once the two diverge); `dereference-schema` because 2.4.2 fails on
+/// a non-record schema without it (FileStreamSource writes strings).
+#[tokio::test(flavor = "multi_thread")]
+async fn kafka_connect_avro_through_the_registry_reaches_the_graph() {
+    let _serial = serial().await;
+    let env = TestEnv::new("e2e-connect-avro").with_schema_registry();
+    let ccompat = schema_registry_url();
+    // The string schema registered first under another subject: the content id the worker's
+    // frame carries is then not the global id of the worker's artifact version.
+    let (status, answer) = http_post(
+        &format!("{ccompat}/subjects/{}.other-value/versions", env.tenant),
+        None,
+        r#"{"schema": "\"string\""}"#,
+    );
+    assert_eq!(status, 200, "registering a schema: {answer}");
+    let registry_v2 = ccompat.replace("/apis/ccompat/v7", "/apis/registry/v2");
+    change_events_reach_the_graph(
+        &env,
+        "avro",
+        &format!(
+            "value.converter=io.apicurio.registry.utils.converter.AvroConverter\n\
+             value.converter.apicurio.registry.url={registry_v2}\n\
+             value.converter.apicurio.registry.auto-register=true\n\
+             value.converter.apicurio.registry.id-handler=io.apicurio.registry.serde.Legacy4ByteIdHandler\n\
+             value.converter.apicurio.registry.use-id=contentId\n\
+             value.converter.apicurio.registry.headers.enabled=false\n\
+             value.converter.apicurio.registry.dereference-schema=true"
+        ),
+    )
+    .await;
+    // What the worker wrote is the registry wire format.
+    let topic = format!("{}.crm.notes", env.kafka.topic_prefix);
+    let consumer = EventConsumer::from_beginning(
+        &KafkaConfig {
+            group_id: unique_tenant("tests-connect-avro"),
+            ..env.kafka.clone()
+        },
+        &[topic],
+    )
+    .unwrap();
+    let Polled::Message(first) = consumer.poll(Duration::from_secs(10)).await.unwrap() else {
+        panic!("nothing on the topic");
+    };
+    let payload = first.payload.unwrap();
+    assert_eq!(payload[0], 0, "magic byte: {payload:?}");
+}
+
+/// Creates, a row without text, an update and a delete, written by a Connect worker with
+/// `value_converter` and read with `format`.
+async fn change_events_reach_the_graph(env: &TestEnv, format: &str, value_converter: &str) {
     let topic = format!("{}.crm.notes", env.kafka.topic_prefix);
     let changes = env.dir.path().join("changes.jsonl");
     std::fs::write(&changes, "").unwrap();
@@ -120,6 +190,7 @@ name = "crm-notes"
 topic = "{topic}"
 tenant = "{tenant}"
 kind = "document"
+format = "{format}"
 envelope = "debezium"
 source_id = "/id"
 source_id_prefix = "crm/notes/"
@@ -133,7 +204,7 @@ occurred_at = "/ts"
     )
     .unwrap();
     let config = config.to_str().unwrap();
-    let connect = start_connect(env.dir.path(), &changes, &topic);
+    let connect = start_connect(env.dir.path(), &changes, &topic, value_converter);
 
     let row = |id: &str, subject: &str, text: &str| {
         serde_json::json!({"id": id, "subject": subject, "text": text,
@@ -173,7 +244,7 @@ occurred_at = "/ts"
         (&3.into(), &2.into(), &1.into()),
         "{first}"
     );
-    let letter = find_dead_letter(&env, "the row without text", |l| {
+    let letter = find_dead_letter(env, "the row without text", |l| {
         l.stage == "topic" && l.reason.contains("no text at body")
     })
     .await;
@@ -205,6 +276,19 @@ occurred_at = "/ts"
         (&2.into(), &1.into(), &1.into()),
         "only the new records are read (offsets committed): {second}"
     );
+    // The follower's last word on `<prefix>.connectors`: the read ended, and what it did.
+    let reports = connector_reports(env).await;
+    let report = &reports[&format!("{}/topic/crm-notes", env.tenant)];
+    assert!(
+        report.stopped && report.up && !report.following,
+        "{report:?}"
+    );
+    assert_eq!(
+        (report.published, report.tombstoned, report.dead_letters),
+        (1, 1, 0),
+        "{report:?}"
+    );
+    assert_eq!(report.last_error, None, "{report:?}");
 
     env.epigraph(&["--config", config, "run", "--until-idle"]);
     let graph = neo4j();

@@ -158,6 +158,32 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
     ];
     std::fs::write(&ours, lines.join("\n") + "\n").expect("events");
     ingest(&env, &["events", ours.to_str().expect("utf-8")]);
+    // A topic another system writes, read once by its connector: its last report is listed on
+    // the health page.
+    let upstream = format!("{}.upstream.notes", env.kafka.topic_prefix);
+    let config = env.dir.path().join("serve.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[serve]\nreport_usage = false\nlive_poll_ms = 2000\n[governance]\nperson = \"approval\"\n\
+             [[sources.topic]]\nname = \"crm-notes\"\ntopic = \"{upstream}\"\ntenant = \"{}\"\n\
+             kind = \"document\"\nsource_id = \"/id\"\nsource_id_prefix = \"crm/\"\nbody = \"/text\"\n",
+            env.tenant
+        ),
+    )
+    .expect("config");
+    let config = config.to_str().expect("utf-8");
+    let producer = epigraph_sources::kafka::EventProducer::new(&env.kafka).expect("producer");
+    producer
+        .publish_raw(
+            &upstream,
+            "n1",
+            br#"{"id": "n1", "text": "The CRM export job runs every night."}"#,
+        )
+        .await
+        .expect("an upstream record");
+    let read = last_json_line(&env.epigraph(&["--config", config, "ingest", "topic", "crm-notes"]));
+    assert_eq!(read["published"], 1, "{read}");
     let report = env.run_until_idle();
     assert!(
         report["live_sources"].as_u64().unwrap_or(0) > 100,
@@ -165,13 +191,7 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
     );
 
     // Development mode (no tokens, loopback): the page names its tenant in the URL.
-    let config = env.dir.path().join("serve.toml");
-    std::fs::write(
-        &config,
-        "[serve]\nreport_usage = false\nlive_poll_ms = 2000\n[governance]\nperson = \"approval\"\n",
-    )
-    .expect("config");
-    let server = env.serve_with(&["--config", config.to_str().expect("utf-8")]);
+    let server = env.serve_with(&["--config", config]);
 
     // The page and its files come from the binary; nothing from another host.
     let page = reqwest::get(format!("{}/workspace", server.base))

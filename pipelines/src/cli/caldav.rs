@@ -17,7 +17,8 @@ use crate::publish::publish;
 /// `caldav.max_backoff_ms`, and logged each time (never with the credentials); errors that a
 /// retry cannot fix (refused credentials, a URL that is not a calendar) stop the command.
 /// With `metrics_listen`, `GET /metrics` there says whether the server answers
-/// (`epigraph_source_up`), the syncs by outcome, what was published and the current backoff.
+/// (`epigraph_source_up`), the syncs by outcome, what was published and the current backoff;
+/// the same status is reported on `<prefix>.connectors` for the health page.
 pub async fn follow_calendar(
     config: &EpigraphConfig,
     ics: &IcsConfig,
@@ -27,15 +28,36 @@ pub async fn follow_calendar(
     metrics_listen: Option<&str>,
 ) -> Result<()> {
     let client = DavClient::new(url, &config.caldav)?;
-    let metrics = Arc::new(FollowerMetrics::new("caldav", client.collection().as_str()));
+    let metrics = Arc::new(FollowerMetrics::new(
+        "caldav",
+        client.collection().as_str(),
+        tenant,
+        follow,
+        config.sources.report_every(),
+    ));
     if let Some(listen) = metrics_listen {
         super::follower_metrics::serve(listen, metrics.clone()).await?;
     }
+    let reporter = metrics.report_to(&config.kafka)?;
+    let result = sync_until_stopped(config, ics, &client, tenant, follow, &metrics).await;
+    reporter.stop(result.as_ref().err()).await;
+    result
+}
+
+/// Sync, and while `follow`ing sync again every poll interval, retrying what waiting may fix.
+async fn sync_until_stopped(
+    config: &EpigraphConfig,
+    ics: &IcsConfig,
+    client: &DavClient,
+    tenant: &str,
+    follow: bool,
+    metrics: &FollowerMetrics,
+) -> Result<()> {
     let collection = client.collection().to_string();
     let mut backoff = Duration::from_secs(1);
     let mut first = true;
     loop {
-        let wait = match sync_once(config, ics, &client, &collection, tenant, first).await {
+        let wait = match sync_once(config, ics, client, &collection, tenant, first).await {
             Ok((published, tombstoned, dead)) => {
                 metrics.success(published, tombstoned, dead);
                 first = false;
@@ -45,7 +67,7 @@ pub async fn follow_calendar(
             Err(error) if follow && retryable(&error) => {
                 tracing::warn!(collection = %collection, retry_in_ms = backoff.as_millis() as u64, "calendar sync failed: {error:#}");
                 let wait = backoff;
-                metrics.failure(wait);
+                metrics.failure(wait, &error);
                 backoff = (backoff * 2).min(Duration::from_millis(
                     config.caldav.max_backoff_ms.max(1000),
                 ));

@@ -23,15 +23,37 @@ pub async fn follow_mailboxes(
     follow: bool,
     metrics_listen: Option<&str>,
 ) -> Result<()> {
+    // The server and the mailboxes followed (never the user or the password).
     let target = format!(
-        "{}:{}",
+        "{}:{}/{}",
         imap.host.as_deref().unwrap_or_default(),
-        imap.port()
+        imap.port(),
+        imap.mailboxes.join(",")
     );
-    let metrics = Arc::new(FollowerMetrics::new("imap", &target));
+    let metrics = Arc::new(FollowerMetrics::new(
+        "imap",
+        &target,
+        tenant,
+        follow,
+        config.sources.report_every(),
+    ));
     if let Some(listen) = metrics_listen {
         super::follower_metrics::serve(listen, metrics.clone()).await?;
     }
+    let reporter = metrics.report_to(&config.kafka)?;
+    let result = sync_until_stopped(config, imap, tenant, follow, &metrics).await;
+    reporter.stop(result.as_ref().err()).await;
+    result
+}
+
+/// Sync, and while `follow`ing sync again every poll interval, retrying what waiting may fix.
+async fn sync_until_stopped(
+    config: &EpigraphConfig,
+    imap: &ImapConfig,
+    tenant: &str,
+    follow: bool,
+    metrics: &FollowerMetrics,
+) -> Result<()> {
     let mut backoff = Duration::from_secs(1);
     let mut first = true;
     loop {
@@ -48,7 +70,7 @@ pub async fn follow_mailboxes(
                     "mailbox sync failed: {error:#}"
                 );
                 let wait = backoff;
-                metrics.failure(wait);
+                metrics.failure(wait, &error);
                 backoff = (backoff * 2).min(Duration::from_millis(imap.max_backoff_ms.max(1000)));
                 wait
             }

@@ -76,12 +76,46 @@ pub async fn follow_topic(
         bail!("the topic {:?} does not exist (yet)", source.topic);
     }
     let producer = EventProducer::new(&config.kafka)?;
-    let metrics = Arc::new(FollowerMetrics::new("topic", name));
+    let metrics = Arc::new(FollowerMetrics::new(
+        "topic",
+        name,
+        &source.tenant,
+        follow,
+        config.sources.report_every(),
+    ));
     if let Some(listen) = metrics_listen {
         super::follower_metrics::serve(listen, metrics.clone()).await?;
     }
+    let reporter = metrics.report_to(&config.kafka)?;
+    let result = read_until_stopped(
+        config,
+        source,
+        registry.as_deref(),
+        &consumer,
+        &producer,
+        follow,
+        &metrics,
+    )
+    .await;
+    reporter.stop(result.as_ref().err()).await;
+    result
+}
+
+/// Read, map and publish batches to the topic's end as of the start, or (`follow`) until
+/// Ctrl-C; the source offsets of each batch are committed once its events are acknowledged.
+async fn read_until_stopped(
+    config: &EpigraphConfig,
+    source: &TopicSource,
+    registry: Option<&RegistryCodec>,
+    consumer: &EventConsumer,
+    producer: &EventProducer,
+    follow: bool,
+    metrics: &FollowerMetrics,
+) -> Result<()> {
     let end = consumer.high_watermarks()?;
     let mut next = consumer.committed()?;
+    // Kafka answered: the follower is up before its first record.
+    metrics.success(0, 0, 0);
     let mut totals = Totals::default();
     let mut last_message = Instant::now();
     loop {
@@ -117,15 +151,7 @@ pub async fn follow_topic(
             );
         }
         let before = (totals.published, totals.tombstoned, totals.dead_lettered);
-        publish_batch(
-            config,
-            source,
-            registry.as_deref(),
-            &producer,
-            batch,
-            &mut totals,
-        )
-        .await?;
+        publish_batch(config, source, registry, producer, batch, &mut totals).await?;
         consumer.commit(&commit)?;
         next.extend(commit);
         metrics.success(

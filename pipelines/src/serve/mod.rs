@@ -15,6 +15,7 @@
 //!   reject|withdraw`: governed writes ([`proposals`]).
 //! - `GET /v1/priorities/history`, `/v1/priorities/movers`: K over time ([`history`]).
 //! - `GET /v1/dead-letters`: what was refused, why, and the raw item ([`dead_letters`]).
+//! - `GET /v1/connectors`: the source followers as they last reported themselves ([`connectors`]).
 //! - `/mcp`: the same as MCP tools, streamable HTTP ([`mcp`]).
 //! - `GET /openapi.json`, `GET /dashboard` (live priorities, contradictions and open questions,
 //!   pushed by `GET /v1/dashboard/stream`, [`live`]),
@@ -26,6 +27,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod connectors;
 pub mod dead_letters;
 pub mod extract;
 pub mod follow;
@@ -70,6 +72,7 @@ pub struct AppState {
     reviews: Option<reviews::ReviewDesk>,
     proposals: Option<proposals::ProposalDesk>,
     dead_letters: dead_letters::DeadLetterLog,
+    connectors: connectors::ConnectorLog,
     history: history::PriorityHistory,
     stores: stores::StoreHealth,
 }
@@ -94,6 +97,7 @@ impl AppState {
             reviews: None,
             proposals: None,
             dead_letters: dead_letters::DeadLetterLog::default(),
+            connectors: connectors::ConnectorLog::default(),
             history,
             stores: stores::StoreHealth::default(),
         }
@@ -319,6 +323,7 @@ pub fn router(state: AppState) -> Router {
             post(proposals::http::withdraw),
         )
         .route("/v1/dead-letters", get(dead_letters::dead_letters))
+        .route("/v1/connectors", get(connectors::connectors))
         .route("/v1/dashboard/stream", get(live::stream))
         .nest_service("/mcp", mcp::service(state.clone()))
         .route_layer(middleware::from_fn_with_state(
@@ -465,6 +470,7 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
         .with_proposals(proposals.clone());
     proposals.keep_time(state.clone());
     state.dead_letters.follow(config.kafka.clone());
+    state.connectors.follow(config.kafka.clone());
     state.history.follow(config.kafka.clone());
     Ok(state)
 }

@@ -89,6 +89,7 @@ impl Modify for ErrorResponses {
         super::proposals::http::reject,
         super::proposals::http::withdraw,
         super::dead_letters::dead_letters,
+        super::connectors::connectors,
         super::history::history,
         super::history::movers
     ),

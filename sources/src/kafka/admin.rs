@@ -51,6 +51,9 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), SourceError> {
     // Proposals are the audit trail of governed writes: every step kept, forever.
     let proposals = config.proposals_topic();
     topics.push(NewTopic::new(&proposals, 1, replication()).set("retention.ms", "-1"));
+    // Connector status: the latest report per connector is all a reader needs.
+    let connectors = config.connectors_topic();
+    topics.push(NewTopic::new(&connectors, 1, replication()).set("cleanup.policy", "compact"));
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin
         .create_topics(topics.iter(), &options)
@@ -158,6 +161,7 @@ pub async fn delete_topics(config: &KafkaConfig) -> Result<(), SourceError> {
     topics.push(config.changes_topic());
     topics.push(config.priorities_topic());
     topics.push(config.proposals_topic());
+    topics.push(config.connectors_topic());
     let names: Vec<&str> = topics.iter().map(String::as_str).collect();
     let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
     let results = admin

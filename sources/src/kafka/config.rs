@@ -142,6 +142,17 @@ impl KafkaConfig {
         format!("{}.priorities", self.topic_prefix)
     }
 
+    /// Connector status reports ([`super::ConnectorStatus`], JSON), compacted by connector:
+    /// what the source followers say of themselves, for the health page.
+    ///
+    /// ```
+    /// use epigraph_sources::kafka::KafkaConfig;
+    /// assert_eq!(KafkaConfig::default().connectors_topic(), "epigraph.connectors");
+    /// ```
+    pub fn connectors_topic(&self) -> String {
+        format!("{}.connectors", self.topic_prefix)
+    }
+
     /// Proposals (`ProposalRecord`s, the audit trail of governed writes): `<prefix>.proposals`,
     /// kept forever.
     pub fn proposals_topic(&self) -> String {

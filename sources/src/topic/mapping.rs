@@ -41,7 +41,14 @@ impl From<&str> for BadRecord {
 pub fn decode_json(bytes: &[u8]) -> Result<Value, BadRecord> {
     let value: Value =
         serde_json::from_slice(bytes).map_err(|e| format!("the value is not JSON: {e}"))?;
-    Ok(match unwrap_connect(value) {
+    object_in_string(unwrap_connect(value))
+}
+
+/// A string that holds a JSON object, read as that object (a line-oriented connector such as
+/// FileStreamSource writes its lines as strings, whatever the converter); other values as they
+/// are.
+fn object_in_string(value: Value) -> Result<Value, BadRecord> {
+    Ok(match value {
         Value::String(text) if text.trim_start().starts_with('{') => serde_json::from_str(&text)
             .map_err(|e| format!("the value is a string of broken JSON: {e}"))?,
         other => other,
@@ -87,14 +94,28 @@ pub fn wire_frame(bytes: &[u8]) -> Result<(u32, &[u8]), BadRecord> {
     }
 }
 
-/// An Avro datum read with its writer schema, as JSON.
+/// An Avro datum read with its writer schema, as JSON. A string datum that holds a JSON object
+/// (FileStreamSource's lines behind an `AvroConverter`: the writer schema is `"string"`) is read
+/// as that object, as in [`decode_json`].
+///
+/// ```
+/// use apache_avro::Schema;
+/// use epigraph_sources::topic::avro_to_json;
+/// let string = Schema::parse_str(r#""string""#).unwrap();
+/// let line = apache_avro::to_avro_datum(&string, r#"{"id": 3}"#).unwrap();
+/// assert_eq!(avro_to_json(&string, &line).unwrap()["id"], 3);
+/// let text = apache_avro::to_avro_datum(&string, "plain words").unwrap();
+/// assert_eq!(avro_to_json(&string, &text).unwrap(), "plain words");
+/// ```
 pub fn avro_to_json(schema: &Schema, mut datum: &[u8]) -> Result<Value, BadRecord> {
     // Lengths and counts beyond the payload are refused before the decoder reserves room.
     epigraph_schemas::bounded::check_bounded(schema, datum)
         .map_err(|e| format!("the datum does not fit its writer schema: {e}"))?;
     let value = apache_avro::from_avro_datum(schema, &mut datum, None)
         .map_err(|e| format!("the datum does not fit its writer schema: {e}"))?;
-    Value::try_from(value).map_err(|e| BadRecord(format!("the datum has no JSON form: {e}")))
+    let value = Value::try_from(value)
+        .map_err(|e| BadRecord(format!("the datum has no JSON form: {e}")))?;
+    object_in_string(value)
 }
 
 /// One record, decoded: what the mapping reads.

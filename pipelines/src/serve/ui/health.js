@@ -2,8 +2,17 @@
 // serve at /metrics/pipeline: events read per topic, consumer lag, epochs and their latency,
 // sink latency, vector lag, dead letters), the query service's /metrics (requests and latency
 // per route, streams open, live feeds), /healthz (rows in LanceDB), how fresh the live feed is,
-// and the tenant's dead letters (/v1/dead-letters).
-import { api, esc, live, num, render, when } from "./app.js";
+// the tenant's source followers as they last reported (/v1/connectors) and its dead letters
+// (/v1/dead-letters).
+import { ago, api, esc, live, num, render, when } from "./app.js";
+
+/** How long ago, to the second for recent times (a connector's reports). */
+const since = (ms) => {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  if (s < 90) return `${s} s ago`;
+  if (s < 5400) return `${Math.round(s / 60)} min ago`;
+  return ago(ms);
+};
 
 /** Prometheus text → [{name, labels, value}]. */
 export function parseMetrics(text) {
@@ -48,12 +57,13 @@ export async function healthPage(view, { reason, stale }) {
     view.querySelector("#fresh").textContent = freshness();
     return;
   }
-  const [text, pipelineText, healthz, letters] = await Promise.all([
+  const [text, pipelineText, healthz, letters, connectors] = await Promise.all([
     fetch("/metrics").then((r) => (r.ok ? r.text() : Promise.reject(new Error("/metrics: " + r.status)))),
     fetch("/metrics/pipeline").then(async (r) => (r.ok ? r.text() : { error: (await r.json().catch(() => null))?.error?.message || `/metrics/pipeline: ${r.status}` }))
       .catch((e) => ({ error: e.message })),
     api("/healthz").catch((e) => ({ status: e.message })),
     api("/v1/dead-letters", { query: { limit: 100, stage: deadView.stage, source: deadView.source } }).catch((e) => ({ error: e.message, status: e.status })),
+    api("/v1/connectors").catch((e) => ({ error: e.message, status: e.status })),
   ]);
   if (stale()) return;
   const samples = parseMetrics(text);
@@ -74,6 +84,7 @@ export async function healthPage(view, { reason, stale }) {
   history.last = { t: now, requests, seconds, count };
   view.innerHTML = `<h1>Pipeline health</h1>
     ${pipelineSection(pipelineText)}
+    ${connectorSection(connectors)}
     <h2>Query service</h2>
     <div id="health" class="cards">
       <div class="card"><span class="big" id="memory-rows">${esc(healthz.memory_rows ?? "?")}</span><span>memory rows in LanceDB <span class="muted">(${esc(healthz.status)})</span></span></div>
@@ -141,6 +152,28 @@ function pipelineSection(text) {
     </div>
     <table class="list" id="pipeline-topics"><thead><tr><th>topic</th><th>read</th><th>lag</th></tr></thead><tbody>
     ${[...topics].sort((a, b) => a[0].localeCompare(b[0])).map(([topic, t]) => `<tr><td><code>${esc(topic)}</code></td><td class="num">${t.read}</td><td class="num">${t.lag}</td></tr>`).join("")}
+    </tbody></table>`;
+}
+
+/** The tenant's source followers as they last reported themselves (GET /v1/connectors). */
+function connectorSection(body) {
+  if (body.error) {
+    return `<h2>Connectors</h2><p class="muted">${body.status === 404 ? "This server does not list connectors." : esc(body.error)}</p>`;
+  }
+  if (!body.connectors.length) {
+    return `<h2>Connectors</h2><p class="muted" id="connectors-none">No connector has reported for this tenant (<code>epigraph ingest caldav|imap|topic</code> report on <code>&lt;prefix&gt;.connectors</code>).</p>`;
+  }
+  const state = (c) => {
+    if (c.state === "failing") return `failing · next try in ${num(c.retry_in_ms / 1000, 0)} s`;
+    if (c.state === "silent") return `silent since ${since(c.reported_at)}`;
+    if (c.state === "stopped") return c.last_error ? "stopped on an error" : `stopped (${c.following ? "followed" : "read once"})`;
+    return c.state;
+  };
+  return `<h2>Connectors <span class="muted small">source followers, as they last reported</span></h2>
+    <table class="list" id="connectors"><thead><tr><th>state</th><th>connector</th><th>last success</th><th>syncs ok · failed</th><th>published · tombstoned · refused</th><th>last error</th></tr></thead><tbody>
+    ${body.connectors.map((c) => `<tr class="connector ${esc(c.state)}" data-state="${esc(c.state)}"><td><span class="badge ${c.state === "up" || (c.state === "stopped" && !c.last_error) ? "" : "warn"}">${esc(state(c))}</span><br><span class="muted small">reported ${esc(since(c.reported_at))}</span></td>
+      <td>${esc(c.source)}<br><code class="small">${esc(c.target)}</code></td><td>${c.last_success ? esc(when(c.last_success)) : "never"}</td>
+      <td class="num">${c.syncs_ok} · ${c.syncs_failed}</td><td class="num">${c.published} · ${c.tombstoned} · ${c.dead_letters}</td><td class="small">${esc(c.last_error ?? "")}</td></tr>`).join("")}
     </tbody></table>`;
 }
 
