@@ -6,9 +6,10 @@
 //! reconciles the shared Neo4j and LanceDB with its topics, so two runs must not interleave.
 
 pub mod corpus;
+pub mod servers;
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::LazyLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -24,18 +25,23 @@ pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
     SERIAL.lock().await
 }
 
-/// The `epigraph` binary built next to the test executable (`cargo build --bins` first), or
+/// The `epigraph` binary built next to the test executable (`cargo build --bins` first; a test
+/// runs from `target/<profile>/deps/`, a load run of `benches` from `target/<profile>/`), or
 /// `$EPIGRAPH_BIN`.
 pub fn binary() -> PathBuf {
     if let Some(path) = std::env::var_os("EPIGRAPH_BIN") {
         return PathBuf::from(path);
     }
     let exe = std::env::current_exe().expect("test executable path");
-    let debug_dir = exe
+    let here = exe.parent().expect("target/<profile>/…");
+    let beside = here.join("epigraph");
+    if beside.is_file() {
+        return beside;
+    }
+    let binary = here
         .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/..");
-    let binary = debug_dir.join("epigraph");
+        .expect("target/<profile>/deps/..")
+        .join("epigraph");
     assert!(
         binary.is_file(),
         "{} is missing: run `cargo build --bins` before the tests",

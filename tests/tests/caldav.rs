@@ -3,12 +3,12 @@
 //! edit, a removed object tombstoned, refused credentials, the server lost and found again while
 //! following — and the events through `run` into Neo4j.
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use epigraph_schemas::{Op, SourceKind, decode_event};
 use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
+use epigraph_tests::servers::{Radicale, free_port};
 use epigraph_tests::{
     TestEnv, last_json_line, metric_sample, neo4j, neo4j_count, scrape_metrics, serial,
     unique_tenant,
@@ -16,75 +16,6 @@ use epigraph_tests::{
 
 const USER: &str = "alice";
 const PASSWORD: &str = "pw-caldav-7Qx";
-
-/// A Radicale server on a free port with one user; killed when dropped.
-struct Radicale {
-    child: Child,
-    port: u16,
-    dir: tempfile::TempDir,
-}
-
-impl Radicale {
-    fn start(dir: tempfile::TempDir, port: u16) -> Self {
-        let radicale = epigraph_sinks::embed::default_home().join("venv/bin/radicale");
-        assert!(
-            radicale.exists(),
-            "{} is missing: run deploy/local/python.sh",
-            radicale.display()
-        );
-        std::fs::write(dir.path().join("users"), format!("{USER}:{PASSWORD}\n")).unwrap();
-        let child = Command::new(radicale)
-            .args(["--server-hosts", &format!("127.0.0.1:{port}")])
-            .args(["--storage-filesystem-folder"])
-            .arg(dir.path().join("collections"))
-            .args([
-                "--auth-type",
-                "htpasswd",
-                "--auth-htpasswd-encryption",
-                "plain",
-            ])
-            .arg("--auth-htpasswd-filename")
-            .arg(dir.path().join("users"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting radicale");
-        let server = Radicale { child, port, dir };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "radicale did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        server
-    }
-
-    fn collection(&self) -> String {
-        format!("http://127.0.0.1:{}/{USER}/work/", self.port)
-    }
-
-    fn stop(mut self) -> (tempfile::TempDir, u16) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let port = self.port;
-        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
-        (dir, port)
-    }
-}
-
-impl Drop for Radicale {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A WebDAV request as alice (blocking, off the async workers).
 fn dav(method: &str, url: &str, body: Option<String>) -> u16 {
@@ -169,7 +100,7 @@ fn synced(env: &TestEnv, url: &str) -> serde_json::Value {
 async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_outages() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-caldav");
-    let server = Radicale::start(tempfile::tempdir().unwrap(), free_port());
+    let server = Radicale::start(tempfile::tempdir().unwrap(), free_port(), USER, PASSWORD);
     let url = server.collection();
     assert_eq!(dav("MKCALENDAR", &url, None), 201);
     let budget = format!("{url}budget.ics");
@@ -389,7 +320,7 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
         "{failing}"
     );
     assert!(failing["syncs_failed"].as_u64().unwrap() >= 1, "{failing}");
-    let server = Radicale::start(dir, port);
+    let server = Radicale::start(dir, port, USER, PASSWORD);
     let hiring = vevent(
         "hiring-1",
         "20260412T080000Z",

@@ -4,15 +4,15 @@
 //! mailbox kept live and not republished, refused credentials, the server restarted while
 //! following — and the live messages through `run` into Neo4j.
 
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use epigraph_schemas::{Op, SourceKind, decode_event};
-use epigraph_sources::imap::{ImapConfig, ImapSession, ImapTls};
+use epigraph_sources::imap::ImapSession;
 use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_sources::mail::{MailConfig, parse_message};
+use epigraph_tests::servers::{Dovecot, free_port};
 use epigraph_tests::{
     TestEnv, incompressible_text, last_json_line, metric_sample, neo4j, neo4j_count,
     scrape_metrics, serial, unique_tenant,
@@ -20,124 +20,6 @@ use epigraph_tests::{
 
 const USER: &str = "alice";
 const PASSWORD: &str = "pw-imap-9Zr4";
-
-/// A Dovecot on a free loopback port, its configuration, users and maildirs in a temp dir;
-/// killed when dropped.
-struct Dovecot {
-    child: Child,
-    port: u16,
-    dir: tempfile::TempDir,
-}
-
-impl Dovecot {
-    fn start(dir: tempfile::TempDir, port: u16) -> Self {
-        let root = dir.path();
-        let binary = ["/usr/sbin/dovecot", "/usr/local/sbin/dovecot"]
-            .into_iter()
-            .find(|p| Path::new(p).exists())
-            .expect("dovecot is missing: run deploy/local/test.sh (epigraph_imap_setup)");
-        let me = whoami();
-        // As root (CI), Dovecot refuses to run its login and mail processes as root: they run as
-        // the users the Debian package creates, and the maildirs belong to `dovecot`.
-        let (login_user, internal_user, mail_user) = if me == "root" {
-            ("dovenull", "dovecot", "dovecot")
-        } else {
-            (me.as_str(), me.as_str(), me.as_str())
-        };
-        let mail = root.join("mail");
-        std::fs::create_dir_all(&mail).unwrap();
-        if me == "root" {
-            let status = Command::new("chown")
-                .arg(format!("{mail_user}:{mail_user}"))
-                .arg(&mail)
-                .status()
-                .unwrap();
-            assert!(status.success());
-        }
-        std::fs::write(
-            root.join("users"),
-            format!("{USER}:{{PLAIN}}{PASSWORD}::::\n"),
-        )
-        .unwrap();
-        let r = root.display();
-        std::fs::write(
-            root.join("dovecot.conf"),
-            format!(
-                "protocols = imap\nlisten = 127.0.0.1\nbase_dir = {r}/run\nstate_dir = {r}/state\n\
-                 log_path = {r}/dovecot.log\nssl = no\ndisable_plaintext_auth = no\n\
-                 auth_mechanisms = plain login\nfirst_valid_uid = 1\ndefault_login_user = {login_user}\n\
-                 default_internal_user = {internal_user}\nmail_location = maildir:{r}/mail/%u\n\
-                 passdb {{\n  driver = passwd-file\n  args = scheme=PLAIN {r}/users\n}}\n\
-                 userdb {{\n  driver = static\n  args = uid={mail_user} gid={mail_user} home={r}/mail/%u\n}}\n\
-                 service imap-login {{\n  inet_listener imap {{\n    address = 127.0.0.1\n    port = {port}\n  }}\n\
-                 \x20 inet_listener imaps {{\n    port = 0\n  }}\n}}\n"
-            ),
-        )
-        .unwrap();
-        // The mail processes (not root) must reach the maildirs inside the temp dir.
-        let status = Command::new("chmod").arg("755").arg(root).status().unwrap();
-        assert!(status.success());
-        let child = Command::new(binary)
-            .arg("-F")
-            .arg("-c")
-            .arg(root.join("dovecot.conf"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starting dovecot");
-        let server = Dovecot { child, port, dir };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "dovecot did not start: {}",
-                std::fs::read_to_string(server.dir.path().join("dovecot.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        server
-    }
-
-    fn config(&self) -> ImapConfig {
-        ImapConfig {
-            host: Some("127.0.0.1".into()),
-            port: Some(self.port),
-            tls: ImapTls::None,
-            username: Some(USER.into()),
-            password: Some(PASSWORD.into()),
-            timeout_ms: 10_000,
-            ..ImapConfig::default()
-        }
-    }
-
-    fn stop(mut self) -> (tempfile::TempDir, u16) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let port = self.port;
-        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
-        (dir, port)
-    }
-}
-
-impl Drop for Dovecot {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn whoami() -> String {
-    let out = Command::new("id").arg("-un").output().expect("id -un");
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn message(id: &str, subject: &str, body: &str) -> Vec<u8> {
     format!(
@@ -249,7 +131,7 @@ fn counts(summary: &serde_json::Value) -> [i64; 4] {
 async fn mailboxes_are_followed_by_uid_with_expunges_moves_and_restarts() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-imap");
-    let server = Dovecot::start(tempfile::tempdir().unwrap(), free_port());
+    let server = Dovecot::start(tempfile::tempdir().unwrap(), free_port(), USER, PASSWORD);
     let port = server.port;
     let mut admin_session = admin(&server).await;
     let session = admin_session.session_mut();
@@ -381,7 +263,7 @@ async fn mailboxes_are_followed_by_uid_with_expunges_moves_and_restarts() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let server = Dovecot::start(dir, port);
+    let server = Dovecot::start(dir, port, USER, PASSWORD);
     let mut admin_session = admin(&server).await;
     admin_session
         .session_mut()
@@ -446,7 +328,7 @@ async fn mailboxes_are_followed_by_uid_with_expunges_moves_and_restarts() {
 async fn attachments_are_published_and_tombstoned_with_their_message() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-imap-attach");
-    let server = Dovecot::start(tempfile::tempdir().unwrap(), free_port());
+    let server = Dovecot::start(tempfile::tempdir().unwrap(), free_port(), USER, PASSWORD);
     let port = server.port;
     let mut admin_session = admin(&server).await;
     let session = admin_session.session_mut();
@@ -498,7 +380,7 @@ async fn attachments_are_published_and_tombstoned_with_their_message() {
 async fn a_message_the_topic_refuses_is_read_again_on_the_next_run() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-imap-refused");
-    let server = Dovecot::start(tempfile::tempdir().unwrap(), free_port());
+    let server = Dovecot::start(tempfile::tempdir().unwrap(), free_port(), USER, PASSWORD);
     let port = server.port;
     let mut admin_session = admin(&server).await;
     let session = admin_session.session_mut();

@@ -10,7 +10,8 @@
 //! - an agent's edit approved by a reviewer applies at once and survives `epigraph rebuild`;
 //! - roles: a reader cannot propose, an agent cannot approve or review, and over MCP even a
 //!   reviewer's token proposes as an agent and cannot approve its own proposal;
-//! - the webhook refuses a stale `if_version` with `409` and the current version.
+//! - the webhook refuses a stale `if_version` with `409` and the current version, also when
+//!   eight writers race from the same version (one wins).
 
 use std::time::{Duration, Instant};
 
@@ -376,6 +377,34 @@ async fn proposals_apply_on_time_conflict_when_stale_and_survive_a_rebuild() {
     );
     assert_eq!(status, 409, "{body}");
     assert_eq!(body["current_version"], v2.as_str());
+    // Eight writers that all read v2, at the same time: exactly one wins; the check and the
+    // publication are one step per key, while other keys' requests run beside them.
+    let racers: Vec<_> = (0..8)
+        .map(|i| {
+            let (url, hook) = (ingest_url.clone(), hook.clone());
+            let body = item(
+                &format!("Writer {i} says the checklist has {} items.", 20 + i),
+                json!(v2),
+            );
+            std::thread::spawn(move || http_post(&url, Some(&hook), &body))
+        })
+        .collect();
+    let answers: Vec<(u16, Value)> = racers.into_iter().map(|r| r.join().unwrap()).collect();
+    let statuses: Vec<u16> = answers.iter().map(|a| a.0).collect();
+    let v3 = answers
+        .iter()
+        .find(|a| a.0 == 202)
+        .and_then(|a| a.1["version"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        (
+            statuses.iter().filter(|s| **s == 202).count(),
+            statuses.iter().filter(|s| **s == 409).count()
+        ),
+        (1, 7),
+        "{statuses:?}"
+    );
     drop(server);
 
     // A restarted server reads the proposals back; after a rebuild everything applied holds,
@@ -411,8 +440,8 @@ async fn proposals_apply_on_time_conflict_when_stale_and_survive_a_rebuild() {
     let (status, body) = http_post(
         &format!("{}/v1/ingest", server.base),
         Some(&hook),
-        &item("Still missing v2.", json!(v1)),
+        &item("Still missing v3.", json!(v2)),
     );
     assert_eq!(status, 409, "{body}");
-    assert_eq!(body["current_version"], v2.as_str());
+    assert_eq!(body["current_version"], v3.as_str());
 }

@@ -105,8 +105,24 @@ pub struct Webhook {
     tokens: Arc<Vec<IngestToken>>,
     dead_letter_max_bytes: usize,
     /// The version this server last accepted per item key (`None`: deleted), newer than what
-    /// the graph may show yet; and the lock that makes a check and its publication one step.
-    accepted: Arc<tokio::sync::Mutex<lru_versions::Versions>>,
+    /// the graph may show yet.
+    accepted: Arc<std::sync::Mutex<lru_versions::Versions>>,
+    /// The locks that make a check, its publication and the record of the version one step
+    /// for one key: a key's requests take its stripe (by hash), so requests for other keys
+    /// publish side by side (one lock for all made every request wait for the previous one's
+    /// acknowledgement: 45 requests/s with 8 in flight).
+    stripes: Arc<Vec<tokio::sync::Mutex<()>>>,
+}
+
+/// Lock stripes of the webhook (requests of different stripes run side by side).
+const STRIPES: usize = 64;
+
+/// The stripe of an item key.
+fn stripe_of(key: &str) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    (hasher.finish() % STRIPES as u64) as usize
 }
 
 mod lru_versions {
@@ -152,6 +168,7 @@ impl Webhook {
             tokens: Arc::new(tokens),
             dead_letter_max_bytes,
             accepted: Arc::default(),
+            stripes: Arc::new((0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect()),
         }
     }
 
@@ -263,10 +280,17 @@ pub(super) async fn ingest(
     let if_version = serde_json::from_slice::<WebhookEvent>(&body)
         .ok()
         .and_then(|e| e.if_version);
-    let mut accepted = webhook.accepted.lock().await;
+    let key = event.key();
+    let _turn = webhook.stripes[stripe_of(&key)].lock().await;
     if let Some(expected) = if_version {
-        let current = match accepted.get(&event.key()) {
-            Some(version) => version.clone(),
+        let held = webhook
+            .accepted
+            .lock()
+            .expect("webhook versions lock")
+            .get(&key)
+            .cloned();
+        let current = match held {
+            Some(version) => version,
             None => state
                 .query()
                 .graph()
@@ -298,12 +322,13 @@ pub(super) async fn ingest(
         }
     }
     let answer = json!({"accepted": true, "key": event.key(), "version": event.version, "event_id": event.event_id});
-    let (key, version) = (
-        event.key(),
-        (event.op == Op::Upsert).then(|| event.version.clone()),
-    );
+    let version = (event.op == Op::Upsert).then(|| event.version.clone());
     webhook.producer.publish([event], |_| {}).await?;
-    accepted.insert(key, version);
+    webhook
+        .accepted
+        .lock()
+        .expect("webhook versions lock")
+        .insert(key, version);
     Ok((StatusCode::ACCEPTED, Json(answer)))
 }
 

@@ -2,12 +2,15 @@
 //! the idempotent producer, i.e. `epigraph ingest <source>`) next to a raw rdkafka
 //! `FutureProducer` sending payloads of the same sizes, in the same run, against the real broker.
 //!
-//! `target/debug/publish-rate --source docs|events|mail|ics|slack|beir|pdf|docx --events 20000
-//! [--registry URL]` (build with `cargo build --workspace --bins`). The input is written first
-//! from a generated organisation (`epigraph gen`, seed 7) in the source's native format —
-//! Markdown files, a webhook JSONL file, an mbox, .ics files, a Slack export folder, a BEIR
-//! `corpus.jsonl`, one PDF or one Word file per event (the documents source reading them with
-//! `sources::formats`) — and is not timed; reading it is. With `--registry` the connector writes
+//! `target/debug/publish-rate --source docs|events|mail|ics|slack|beir|pdf|docx|caldav|imap|webhook
+//! --events 20000 [--registry URL]` (build with `cargo build --workspace --bins`). The input is
+//! written first from a generated organisation (`epigraph gen`, seed 7) in the source's native
+//! format — Markdown files, a webhook JSONL file, an mbox, .ics files, a Slack export folder, a
+//! BEIR `corpus.jsonl`, one PDF or one Word file per event (the documents source reading them
+//! with `sources::formats`), calendar objects on a real Radicale, messages in a real Dovecot's
+//! maildir — and is not timed; reading it is. `webhook` POSTs every event to a real `epigraph
+//! serve` (the debug binary; Neo4j up) and times the requests, which answer after Kafka's
+//! acknowledgement ([`live`]). With `--registry` the connector writes
 //! the schema registry's wire format (the contracts registered first, untimed) instead of
 //! single-object encoding. Topics use the prefix `bench-<pid>` and are deleted at the end.
 
@@ -22,6 +25,8 @@ use epigraph_sources::Scan;
 use epigraph_sources::docs::{DocsConfig, Manifest, scan_folder};
 use epigraph_sources::kafka::{EventProducer, KafkaConfig, delete_topics, ensure_topics};
 use futures::StreamExt;
+
+mod live;
 use futures::stream::FuturesUnordered;
 use rdkafka::ClientConfig;
 use rdkafka::producer::{FutureProducer, FutureRecord};
@@ -45,6 +50,12 @@ enum Source {
     Pdf,
     /// One Word file per event in a folder (the documents source).
     Docx,
+    /// Calendar objects on a CalDAV server (Radicale), one full sync.
+    Caldav,
+    /// Messages in an IMAP mailbox (Dovecot), one sync.
+    Imap,
+    /// `POST /v1/ingest` of `epigraph serve`, `--in-flight` requests at a time.
+    Webhook,
 }
 
 /// Options of the load run.
@@ -63,6 +74,9 @@ struct Options {
     /// (e.g. `http://127.0.0.1:8081/apis/ccompat/v7`, what `services.sh up` runs).
     #[arg(long)]
     registry: Option<String>,
+    /// `webhook`: requests in flight.
+    #[arg(long, default_value_t = 8)]
+    in_flight: usize,
 }
 
 #[tokio::main]
@@ -87,13 +101,22 @@ async fn main() -> Result<()> {
     })
     .map(|g| g.event)
     .collect();
+    if let Source::Webhook = options.source {
+        return webhook(&options, &generated).await;
+    }
     write_input(options.source, &dir, &generated)?;
 
     // The producer registers the contracts when it starts (with a registry): not timed.
     let producer = EventProducer::new(&kafka)?;
-    let started = Instant::now();
-    let scan = read_input(options.source, &dir)?;
-    let read_secs = started.elapsed().as_secs_f64();
+    let (scan, read_secs) = match options.source {
+        Source::Caldav => live::caldav(&generated, &dir).await?,
+        Source::Imap => live::imap(&generated, &dir).await?,
+        source => {
+            let started = Instant::now();
+            let scan = read_input(source, &dir)?;
+            (scan, started.elapsed().as_secs_f64())
+        }
+    };
     // Sizes for the raw producer (single-object encoding; the registry frame is 5 bytes
     // shorter): not timed.
     let payload_sizes: Vec<usize> = scan
@@ -128,9 +151,39 @@ async fn main() -> Result<()> {
     Ok(())
 }
 
+/// The webhook's run: requests to `epigraph serve` against a raw producer of the same payload
+/// sizes.
+async fn webhook(options: &Options, generated: &[Event]) -> Result<()> {
+    if options.registry.is_some() {
+        anyhow::bail!(
+            "--registry is for the connectors; the webhook follows serve's configuration"
+        );
+    }
+    let (accepted, secs, sizes, env) = live::webhook(generated, options.in_flight).await?;
+    let raw = raw_rate(&env.kafka, &sizes).await?;
+    let rate = accepted as f64 / secs;
+    let round3 = |x: f64| (x * 1000.0).round() / 1000.0;
+    let result = serde_json::json!({
+        "source": "webhook",
+        "encoding": "single-object",
+        "events": accepted,
+        "dead_lettered": 0,
+        "mean_payload_bytes": sizes.iter().sum::<usize>() / sizes.len().max(1),
+        "connector_events_per_s": rate.round(),
+        "in_flight": options.in_flight,
+        "requests_s": round3(secs),
+        "raw_rdkafka_events_per_s": raw.round(),
+        "ratio_connector_to_raw": round3(rate / raw),
+    });
+    println!("{result}");
+    Ok(())
+}
+
 /// The generated organisation in the connector's native format.
 fn write_input(source: Source, dir: &Path, events: &[Event]) -> Result<()> {
     match source {
+        // Filled on their servers by `live`.
+        Source::Caldav | Source::Imap | Source::Webhook => {}
         Source::Docs => {
             for (i, e) in events.iter().enumerate() {
                 std::fs::write(
@@ -172,28 +225,12 @@ fn write_input(source: Source, dir: &Path, events: &[Event]) -> Result<()> {
         Source::Mail => {
             let mut out = String::new();
             for (i, e) in events.iter().enumerate() {
-                let from = e.authors.first();
-                let (name, address) = from.map_or(("Nobody", "nobody@example.org"), |p| {
-                    (p.name.as_str(), p.address.as_str())
-                });
-                let to: Vec<String> = e
-                    .participants
-                    .iter()
-                    .map(|p| format!("{} <{}>", p.name, p.address))
-                    .collect();
-                write!(
-                    out,
-                    "From {address} Mon Jan  5 09:00:00 2026\nFrom: {name} <{address}>\n\
-                     To: {}\nSubject: {}\nMessage-ID: <bench-{i}@example.org>\n\
-                     Date: Mon, 5 Jan 2026 09:00:00 +0000\nContent-Type: text/plain; charset=utf-8\n\n{}\n\n",
-                    if to.is_empty() {
-                        "team@example.org".to_string()
-                    } else {
-                        to.join(", ")
-                    },
-                    e.title,
-                    e.body.replace("\nFrom ", "\n>From ")
-                )?;
+                let address = e
+                    .authors
+                    .first()
+                    .map_or("nobody@example.org", |p| p.address.as_str());
+                let text = live::message(i, e).replace("\nFrom ", "\n>From ");
+                write!(out, "From {address} Mon Jan  5 09:00:00 2026\n{text}\n")?;
             }
             std::fs::write(dir.join("bench.mbox"), out)?;
         }
@@ -201,31 +238,7 @@ fn write_input(source: Source, dir: &Path, events: &[Event]) -> Result<()> {
             for (chunk, events) in events.chunks(100).enumerate() {
                 let mut out = String::from("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:bench\r\n");
                 for (i, e) in events.iter().enumerate() {
-                    let escape = |t: &str| {
-                        t.replace('\\', "\\\\")
-                            .replace(';', "\\;")
-                            .replace(',', "\\,")
-                            .replace('\n', "\\n")
-                    };
-                    let start = chrono_basic(e.occurred_at);
-                    write!(
-                        out,
-                        "BEGIN:VEVENT\r\nUID:bench-{chunk}-{i}\r\nDTSTART:{start}\r\n\
-                         SUMMARY:{}\r\nDESCRIPTION:{}\r\n",
-                        escape(&e.title),
-                        escape(&e.body)
-                    )?;
-                    for p in e.authors.iter().take(1) {
-                        write!(out, "ORGANIZER;CN={}:mailto:{}\r\n", p.name, p.address)?;
-                    }
-                    for p in &e.participants {
-                        write!(
-                            out,
-                            "ATTENDEE;CN={};PARTSTAT=ACCEPTED:mailto:{}\r\n",
-                            p.name, p.address
-                        )?;
-                    }
-                    out.push_str("END:VEVENT\r\n");
+                    out.push_str(&live::vevent(&format!("bench-{chunk}-{i}"), e)?);
                 }
                 out.push_str("END:VCALENDAR\r\n");
                 std::fs::write(dir.join(format!("cal-{chunk:05}.ics")), out)?;
@@ -325,6 +338,9 @@ fn read_input(source: Source, dir: &Path) -> Result<Scan> {
             epigraph_sources::slack::read_slack_export(dir, "bench", &Default::default(), 1024)?
         }
         Source::Beir => epigraph_sources::beir::read_corpus(dir, "bench", 1024)?,
+        Source::Caldav | Source::Imap | Source::Webhook => {
+            anyhow::bail!("{source:?} is read from its server (live.rs)")
+        }
     })
 }
 
@@ -407,7 +423,7 @@ fn docx(title: &str, body: &str) -> Result<Vec<u8>> {
 }
 
 /// `20260105T090000Z`.
-fn chrono_basic(ms: i64) -> String {
+pub(crate) fn chrono_basic(ms: i64) -> String {
     let (y, m, d) = epigraph_operators::extract::civil_date(ms);
     let s = ms.rem_euclid(86_400_000) / 1000;
     format!(
