@@ -1,7 +1,8 @@
 //! Binary document formats read as text: PDF, Word (DOCX), PowerPoint (PPTX) and Excel (XLSX).
 //!
-//! The documents source reads files of these formats in a folder, and the e-mail sources read
-//! attachments of these formats; both through [`read_text`]. What comes out is plain text laid
+//! The documents source reads files of these formats in a folder, and the e-mail and Slack
+//! sources read attachments of these formats; all through [`read_text`]; an attachment's text
+//! becomes its own `DOCUMENT` event linked to its message ([`attached_document`]). What comes out is plain text laid
 //! out so the extractor reads it like a Markdown file:
 //! - **PDF** ([`pdf-extract`](https://crates.io/crates/pdf-extract) over `lopdf`): the text of
 //!   every page, in page order, pages separated by a blank line; a first line that is the
@@ -27,6 +28,9 @@ mod pdf;
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use epigraph_schemas::{Link, SourceEvent, SourceKind};
+use sha2::{Digest, Sha256};
 
 pub use config::FormatsConfig;
 
@@ -304,3 +308,63 @@ fn quiet_reader_panics() {
 
 #[cfg(test)]
 mod tests;
+
+/// The `DOCUMENT` event of a file attached to `parent` (a mail message, a Slack message): its
+/// text under `source_id`, titled by the document's own title or the file name, dated, authored
+/// and threaded like its message, with an `attached_to` link to it and the extras
+/// `attachment_of`, `file_name`, `media_type`, `format`, `parts`, `sha256` (of the file's
+/// bytes) and `truncated`.
+///
+/// ```
+/// use epigraph_schemas::{SourceEvent, SourceKind};
+/// use epigraph_sources::formats::{DocumentText, Format, attached_document};
+/// let message = SourceEvent::upsert("acme", SourceKind::Chat, "slack/general/1.0", None, "See the plan.".into(), 0);
+/// let text = DocumentText { text: "We ship in June.".into(), title: None, parts: 1, truncated: false };
+/// let event = attached_document(&message, "slack/general/1.0/file/F1", "plan.docx", Format::Docx, b"PK", text);
+/// assert_eq!((event.source_kind, event.title.as_deref()), (SourceKind::Document, Some("plan.docx")));
+/// assert_eq!(event.links[0].rel, "attached_to");
+/// assert_eq!(event.extras["attachment_of"], "slack/general/1.0");
+/// ```
+pub fn attached_document(
+    parent: &SourceEvent,
+    source_id: &str,
+    file_name: &str,
+    format: Format,
+    bytes: &[u8],
+    document: DocumentText,
+) -> SourceEvent {
+    let title = document.title.unwrap_or_else(|| file_name.to_string());
+    let mut event = SourceEvent::upsert(
+        &parent.tenant,
+        SourceKind::Document,
+        source_id,
+        Some(title),
+        document.text,
+        parent.ingested_at,
+    );
+    event.occurred_at = parent.occurred_at;
+    event.authors = parent.authors.clone();
+    event.participants = parent.participants.clone();
+    event.thread_id = parent.thread_id.clone();
+    event.links.push(Link {
+        rel: "attached_to".into(),
+        target: parent.source_id.clone(),
+        media_type: None,
+        size_bytes: None,
+    });
+    let extras = [
+        ("attachment_of", Some(parent.source_id.clone())),
+        ("file_name", Some(file_name.to_string())),
+        ("media_type", Some(format.media_type().to_string())),
+        ("format", Some(format.extension().to_string())),
+        ("parts", Some(document.parts.to_string())),
+        ("sha256", Some(hex::encode(Sha256::digest(bytes)))),
+        ("truncated", document.truncated.then(|| "true".to_string())),
+    ];
+    for (key, value) in extras {
+        if let Some(value) = value {
+            event.extras.insert(key.to_string(), value);
+        }
+    }
+    event
+}

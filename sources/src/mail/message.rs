@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use super::MailConfig;
 use super::body::split_body;
 use crate::error::panic_text;
-use crate::formats::{DocumentText, Format, FormatError, read_text};
+use crate::formats::{DocumentText, Format, FormatError, attached_document, read_text};
 use crate::html::html_to_text;
 
 /// Why a message was not turned into an event; the text is the dead letter's reason.
@@ -304,39 +304,16 @@ fn attachment_event(
     document: DocumentText,
 ) -> SourceEvent {
     let source_id = format!("{}/attachment/{}", message.source_id, file.index);
-    let title = document.title.unwrap_or_else(|| file.name.clone());
-    let mut event = SourceEvent::upsert(
-        &message.tenant,
-        SourceKind::Document,
+    let mut event = attached_document(
+        message,
         &source_id,
-        Some(title),
-        document.text,
-        message.ingested_at,
+        &file.name,
+        file.format,
+        &file.bytes,
+        document,
     );
-    event.occurred_at = message.occurred_at;
-    event.authors = message.authors.clone();
-    event.participants = message.participants.clone();
-    event.thread_id = message.thread_id.clone();
-    event.links.push(Link {
-        rel: "attached_to".into(),
-        target: message.source_id.clone(),
-        media_type: None,
-        size_bytes: None,
-    });
-    let extras = [
-        ("attachment_of", Some(message.source_id.clone())),
-        ("file_name", Some(file.name.clone())),
-        ("media_type", Some(file.format.media_type().to_string())),
-        ("format", Some(file.format.extension().to_string())),
-        ("parts", Some(document.parts.to_string())),
-        ("sha256", Some(hex::encode(Sha256::digest(&file.bytes)))),
-        ("truncated", document.truncated.then(|| "true".to_string())),
-        ("mailbox", message.extras.get("mailbox").cloned()),
-    ];
-    for (key, value) in extras {
-        if let Some(value) = value {
-            event.extras.insert(key.to_string(), value);
-        }
+    if let Some(mailbox) = message.extras.get("mailbox") {
+        event.extras.insert("mailbox".into(), mailbox.clone());
     }
     event
 }

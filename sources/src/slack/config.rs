@@ -1,5 +1,7 @@
 use serde::{Deserialize, Serialize};
 
+use crate::formats::FormatsConfig;
+
 /// How the Slack source reads an unzipped workspace export.
 ///
 /// Every field has a default, so an empty `[slack]` table reads the whole export.
@@ -9,8 +11,11 @@ use serde::{Deserialize, Serialize};
 /// channels = ["general", "design"]
 /// skip_subtypes = ["bot_add", "bot_remove"]
 /// include_attachments = true
+/// include_files = true
 /// max_day_file_bytes = 67108864
+/// max_file_bytes = 67108864
 /// follow_links = false
+/// [slack.formats]          # limits of the PDF and Office readers
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -31,8 +36,18 @@ pub struct SlackConfig {
     /// Day files larger than this many bytes are dead lettered instead of read. Default 64 MiB
     /// (`67108864`); example `1048576`.
     pub max_day_file_bytes: u64,
+    /// Read the shared files (`files` of a message) that the export holds: a PDF, Word,
+    /// PowerPoint or Excel file found beside the export becomes its own document, linked to its
+    /// message (see the [module documentation](super) for where files are looked for). Default
+    /// true; example `false`.
+    pub include_files: bool,
+    /// Shared files larger than this many bytes are dead lettered instead of read. Default
+    /// 64 MiB (`67108864`); example `10485760`.
+    pub max_file_bytes: u64,
     /// Follow symbolic links to channel folders and day files. Default false; example `true`.
     pub follow_links: bool,
+    /// Limits of the shared files' readers (`[slack.formats]`).
+    pub formats: FormatsConfig,
 }
 
 impl Default for SlackConfig {
@@ -41,8 +56,11 @@ impl Default for SlackConfig {
             channels: Vec::new(),
             skip_subtypes: Vec::new(),
             include_attachments: true,
+            include_files: true,
             max_day_file_bytes: 64 * 1024 * 1024,
+            max_file_bytes: 64 * 1024 * 1024,
             follow_links: false,
+            formats: FormatsConfig::default(),
         }
     }
 }

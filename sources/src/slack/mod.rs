@@ -18,7 +18,13 @@
 //!   address the profile e-mail, else the user id), a bot by `username`/`bot_id`; participants
 //!   are the channel members; `thread_id` is `slack/<channel>/<thread_ts>` for thread replies
 //!   and their parent;
-//! - shared files become `file` links, URLs in the text `url` links;
+//! - shared files become `file` links, URLs in the text `url` links; a shared PDF, Word,
+//!   PowerPoint or Excel file that the export holds is also read as its own `DOCUMENT` event,
+//!   `slack/<channel>/<ts>/file/<file id>`, linked `attached_to` its message
+//!   ([`SlackConfig::include_files`]). Slack's own exports hold only the files' private URLs;
+//!   tools that download the files (slackdump) keep them at `__uploads/<file id>/<name>`, at
+//!   `<channel>/attachments/<file id>-<name>`, or rewrite `url_private` to a relative path: all
+//!   three are looked for, never outside the export. An unreadable file is a dead letter;
 //! - extras: `channel`, `channel_type`, `ts`, and when present `channel_id`, `user`,
 //!   `subtype` (joins, leaves, topic changes are kept: they are membership facts), `edited_at`
 //!   and `edited_by`, `mentions` (comma-separated user ids), `bot_id`, `inviter`.

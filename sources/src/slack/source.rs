@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use walkdir::WalkDir;
 
 use super::SlackConfig;
+use crate::formats::{Format, attached_document, read_text};
 use crate::kafka::DeadLetter;
 use crate::{Scan, SourceError};
 
@@ -424,13 +425,111 @@ impl ExportReader<'_> {
         let Some(messages) = self.read_array(file, "day file") else {
             return;
         };
+        let folder = file.parent().unwrap_or(&self.root).to_path_buf();
         for (index, message) in messages.iter().enumerate() {
             match self.message_event(channel, message) {
-                Ok(Some(entry)) => out.push(entry),
+                Ok(Some(entry)) => {
+                    if self.config.include_files {
+                        for (i, event) in self.shared_files(&folder, message, &entry.1) {
+                            let (channel, stamp, ts) = &entry.0;
+                            out.push(((channel.clone(), *stamp, format!("{ts}/file/{i}")), event));
+                        }
+                    }
+                    out.push(entry);
+                }
                 Ok(None) => {}
                 Err(error) => self.item_letter(file, index, &error, message),
             }
         }
+    }
+
+    /// The documents of the files `message` shared that the export holds (see
+    /// [`ExportReader::local_file`]), in order, with their position; an unreadable one is a dead
+    /// letter. Files the export does not hold stay `file` links of the message.
+    fn shared_files(
+        &mut self,
+        folder: &Path,
+        message: &Value,
+        event: &SourceEvent,
+    ) -> Vec<(usize, SourceEvent)> {
+        let files = message.get("files").and_then(Value::as_array);
+        let files = files.into_iter().flatten().chain(message.get("file"));
+        let mut documents = Vec::new();
+        for (i, file) in files.filter_map(Value::as_object).enumerate() {
+            let name = str_field(file, "name").or_else(|| str_field(file, "title"));
+            let Some(format) = Format::detect(name, str_field(file, "mimetype")) else {
+                continue;
+            };
+            let Some(path) = self.local_file(folder, file) else {
+                continue;
+            };
+            let name = name.unwrap_or("file");
+            let id = str_field(file, "id").map_or_else(|| (i + 1).to_string(), str::to_string);
+            let location = path.display().to_string();
+            let shown = self.shown(&path);
+            let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+            if size > self.config.max_file_bytes {
+                let reason = format!(
+                    "{shown}: {size} bytes, more than slack.max_file_bytes ({})",
+                    self.config.max_file_bytes
+                );
+                self.letter(&reason, &location, &[]);
+                continue;
+            }
+            let bytes = match std::fs::read(&path) {
+                Ok(bytes) => bytes,
+                Err(error) => {
+                    self.letter(&format!("{shown}: {error}"), &location, &[]);
+                    continue;
+                }
+            };
+            match read_text(format, &bytes, &self.config.formats) {
+                Ok(document) => {
+                    let source_id = format!("{}/file/{id}", event.source_id);
+                    let mut document =
+                        attached_document(event, &source_id, name, format, &bytes, document);
+                    document.extras.insert("file_id".into(), id);
+                    documents.push((i, document));
+                }
+                Err(error) => self.letter(&format!("{shown}: {error}"), &location, &bytes),
+            }
+        }
+        documents
+    }
+
+    /// Where the export holds a shared file, if it does: the path its `url_private_download` or
+    /// `url_private` names when that is a relative path inside the export (tools that download
+    /// the files rewrite the URLs so); `__uploads/<file id>/<name>` (slackdump's layout);
+    /// `<channel folder>/attachments/<file id>-<name>`. Never outside the export.
+    fn local_file(&self, folder: &Path, file: &Map<String, Value>) -> Option<PathBuf> {
+        let inside = |relative: &str| {
+            let relative = Path::new(relative);
+            let plain = relative
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            plain.then(|| self.root.join(relative))
+        };
+        let mut candidates = Vec::new();
+        for key in ["url_private_download", "url_private"] {
+            if let Some(url) = str_field(file, key)
+                && !url.contains("://")
+                && let Some(path) = inside(url)
+            {
+                candidates.push(path);
+            }
+        }
+        if let (Some(id), Some(name)) = (str_field(file, "id"), str_field(file, "name"))
+            && let (Some(upload), Some(attachment)) = (
+                inside(&format!("__uploads/{id}/{name}")),
+                inside(&format!("{id}-{name}")),
+            )
+        {
+            candidates.push(upload);
+            if let Ok(relative) = attachment.strip_prefix(&self.root) {
+                candidates.push(folder.join("attachments").join(relative));
+            }
+        }
+        candidates.into_iter().find(|path| path.is_file())
     }
 
     /// The event of one message; `None` for a subtype the configuration skips.

@@ -719,3 +719,90 @@ fn a_zipped_export_reads_like_its_folder() {
         assert_eq!(from_zip.dead_letters.len(), from_folder.dead_letters.len());
     }
 }
+
+#[test]
+fn shared_files_the_export_holds_become_documents_linked_to_their_message() {
+    let messages = r#"[
+        {"type": "message", "user": "U1", "ts": "1714557600.000100", "text": "The launch plan, and the old memo.",
+         "files": [
+            {"id": "F1", "name": "plan.docx", "mimetype": "application/vnd.openxmlformats-officedocument.wordprocessingml.document", "size": 5000},
+            {"id": "F2", "name": "memo.pdf", "mimetype": "application/pdf", "url_private": "files/F2/memo.pdf"},
+            {"id": "F3", "name": "gone.pdf", "mimetype": "application/pdf", "url_private": "https://files.slack.com/F3/gone.pdf"},
+            {"id": "F4", "name": "photo.png", "mimetype": "image/png"},
+            {"id": "F5", "name": "escape.pdf", "mimetype": "application/pdf", "url_private": "../outside.pdf"}
+         ]}
+    ]"#;
+    let dir = general(messages);
+    let docx = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/plan.docx"),
+    )
+    .unwrap();
+    // slackdump's layout for F1; a rewritten relative URL for F2, which is not a PDF.
+    std::fs::create_dir_all(dir.path().join("__uploads/F1")).unwrap();
+    std::fs::write(dir.path().join("__uploads/F1/plan.docx"), &docx).unwrap();
+    std::fs::create_dir_all(dir.path().join("files/F2")).unwrap();
+    std::fs::write(dir.path().join("files/F2/memo.pdf"), b"not a pdf at all").unwrap();
+    std::fs::write(dir.path().parent().unwrap().join("outside.pdf"), b"%PDF-").ok();
+    let scan = read(&dir);
+    let ids: Vec<&str> = scan.events.iter().map(|e| e.source_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "slack/general/1714557600.000100",
+            "slack/general/1714557600.000100/file/F1"
+        ],
+        "the message first, then the one readable file the export holds"
+    );
+    let plan = &scan.events[1];
+    assert_eq!(plan.source_kind, SourceKind::Document);
+    assert!(
+        plan.body
+            .contains("We will launch Vortex on 19 March 2027."),
+        "{}",
+        plan.body
+    );
+    assert_eq!(plan.links[0].rel, "attached_to");
+    assert_eq!(plan.links[0].target, "slack/general/1714557600.000100");
+    assert_eq!(plan.occurred_at, scan.events[0].occurred_at);
+    assert_eq!(plan.authors, scan.events[0].authors);
+    assert_eq!(
+        (
+            plan.extras["file_id"].as_str(),
+            plan.extras["file_name"].as_str(),
+            plan.extras["format"].as_str()
+        ),
+        ("F1", "plan.docx", "docx")
+    );
+    // Every shared file stays a link of the message, held or not.
+    assert_eq!(
+        scan.events[0]
+            .links
+            .iter()
+            .filter(|l| l.rel == "file")
+            .count(),
+        5
+    );
+    // The PDF that is not one: a dead letter naming the file; nothing outside the export read.
+    assert_eq!(scan.dead_letters.len(), 1, "{:?}", scan.dead_letters);
+    let letter = &scan.dead_letters[0];
+    assert!(
+        letter
+            .reason
+            .starts_with("files/F2/memo.pdf: not a readable PDF file"),
+        "{}",
+        letter.reason
+    );
+    assert!(
+        letter.location.ends_with("files/F2/memo.pdf"),
+        "{}",
+        letter.location
+    );
+
+    // Off: the message alone.
+    let config = SlackConfig {
+        include_files: false,
+        ..SlackConfig::default()
+    };
+    let off = read_slack_export(dir.path(), "acme", &config, 4096).unwrap();
+    assert_eq!((off.events.len(), off.dead_letters.len()), (1, 0));
+}
