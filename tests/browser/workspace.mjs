@@ -268,7 +268,12 @@ try {
   const connectors = await page.locator("#connectors tbody tr").allInnerTexts();
   check(connectors.some((t) => t.includes("topic") && t.includes("crm-notes") && t.includes("stopped")), `health: the topic connector's last report is listed: ${connectors}`);
   await page.locator("#connectors").screenshot({ path: join(artifacts, "health-connectors.png") });
-  step("health", { connectors: connectors.length, memory_rows: memoryRows, routes: routes.length, dead_letters: dead.length, by_source: bySource, pipeline: pipelineState.slice(0, 80) });
+  // A stopped connector can be forgotten from the page (DELETE /v1/connectors, a tombstone).
+  await page.locator("#connectors tr.connector", { hasText: "crm-notes" }).locator("button.forget").click();
+  await page.waitForFunction(() => ![...document.querySelectorAll("#connectors tr.connector, #connectors-none")].some((r) => r.textContent.includes("crm-notes")) && document.querySelector("#connectors-none, #connectors"), null, { timeout: 15000 });
+  const after = await page.locator("#connectors tbody tr").allInnerTexts();
+  check(!after.some((t) => t.includes("crm-notes")), `health: the forgotten connector is gone: ${after}`);
+  step("health", { forgotten: connectors.length - after.length, connectors: connectors.length, memory_rows: memoryRows, routes: routes.length, dead_letters: dead.length, by_source: bySource, pipeline: pipelineState.slice(0, 80) });
   await shot(page, "health");
 
   // ---- Proposals: one waits for approval (person = "approval" on this server); approve it.

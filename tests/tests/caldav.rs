@@ -10,8 +10,8 @@ use epigraph_schemas::{Op, SourceKind, decode_event};
 use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_tests::servers::{Radicale, free_port};
 use epigraph_tests::{
-    TestEnv, last_json_line, metric_sample, neo4j, neo4j_count, scrape_metrics, serial,
-    unique_tenant,
+    TestEnv, http_delete, last_json_line, metric_sample, neo4j, neo4j_count, scrape_metrics,
+    serial, unique_tenant,
 };
 
 const USER: &str = "alice";
@@ -338,9 +338,39 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
     let up = wait_state(&serve, "up");
     assert!(up["published"].as_u64().unwrap() >= 2, "{up}");
     assert!(up["last_error"].is_null(), "{up}");
+    // A connector still reporting cannot be forgotten: it would list itself again.
+    let forget = |serve: &epigraph_tests::Server, target: &str| {
+        http_delete(
+            &format!(
+                "{}/v1/connectors?tenant={}&source=caldav&target={target}",
+                serve.base, env.tenant
+            ),
+            None,
+        )
+    };
+    let target = up["target"].as_str().unwrap().to_string();
+    let (status, body) = forget(&serve, &target);
+    assert_eq!(status, 409, "{body}");
     // Killed, it cannot say so: three report intervals without a word and it is silent.
     let _ = follower.kill();
     wait_state(&serve, "silent");
+    // Silent, a reviewer may forget it: its tombstone on `<prefix>.connectors`, gone from the list.
+    let (status, body) = forget(&serve, &target);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["state"], "silent", "{body}");
+    assert!(
+        connector(&serve).is_null(),
+        "still listed: {}",
+        connector(&serve)
+    );
+    let (status, body) = forget(&serve, &target);
+    assert_eq!(status, 404, "{body}");
+    let key = format!("{}/caldav/{target}", env.tenant);
+    let reports = epigraph_tests::connector_reports(&env).await;
+    assert!(
+        !reports.contains_key(&key),
+        "the topic still holds a report of {key}: its tombstone is missing"
+    );
     drop(serve);
     let output = follower.wait_with_output().unwrap();
     let log = String::from_utf8_lossy(&output.stderr);

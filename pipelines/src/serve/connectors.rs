@@ -5,17 +5,22 @@
 //!
 //! The list is the compacted topic read from its beginning by a background task
 //! ([`ConnectorLog::follow`]), keeping the latest report per connector; a tombstone forgets one.
+//!
+//! `DELETE /v1/connectors?source=…&target=…`: a reviewer forgets a connector that is stopped or
+//! silent (one retired for good, or a test run), by publishing its tombstone; a connector still
+//! reporting is refused (`409`): it would list itself again at its next report.
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use axum::Json;
 use axum::extract::{Extension, State};
-use epigraph_sources::kafka::{ConnectorStatus, KafkaConfig};
+use axum::http::StatusCode;
+use epigraph_sources::kafka::{ConnectorStatus, EventProducer, KafkaConfig};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::auth::Tenant;
+use super::auth::{Caller, Tenant};
 use super::extract::ApiQuery;
 use super::{ApiError, AppState};
 
@@ -95,6 +100,8 @@ pub struct ConnectorsResponse {
 #[derive(Clone, Debug, Default)]
 pub struct ConnectorLog {
     by_key: Arc<RwLock<HashMap<String, ConnectorStatus>>>,
+    /// Where forgetting publishes its tombstones (set by [`Self::follow`]).
+    tombstones: Arc<OnceLock<(EventProducer, String)>>,
 }
 
 impl ConnectorLog {
@@ -102,6 +109,12 @@ impl ConnectorLog {
     pub fn follow(&self, kafka: KafkaConfig) {
         let log = self.clone();
         let topic = kafka.connectors_topic();
+        match EventProducer::new(&kafka) {
+            Ok(producer) => {
+                let _ = self.tombstones.set((producer, topic.clone()));
+            }
+            Err(error) => tracing::warn!(%error, "no producer: connectors cannot be forgotten"),
+        }
         super::follow::follow(
             kafka,
             topic,
@@ -130,6 +143,32 @@ impl ConnectorLog {
 
     fn forget(&self, key: &str) {
         self.by_key.write().expect("connectors lock").remove(key);
+    }
+
+    /// The latest report under `key` (`<tenant>/<source>/<target>`).
+    pub fn get(&self, key: &str) -> Option<ConnectorStatus> {
+        self.by_key
+            .read()
+            .expect("connectors lock")
+            .get(key)
+            .cloned()
+    }
+
+    /// Forget the connector under `key` for good: its tombstone on the connectors topic (so
+    /// every reader of the topic, and this one after a restart, forgets it), and at once here.
+    async fn publish_forget(&self, key: &str) -> Result<(), ApiError> {
+        let Some((producer, topic)) = self.tombstones.get() else {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "this server does not follow the connectors topic",
+            ));
+        };
+        producer
+            .publish_tombstone(topic, key)
+            .await
+            .map_err(|error| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, error.to_string()))?;
+        self.forget(key);
+        Ok(())
     }
 
     /// The tenant's connectors as of `now` (ms): failing and silent first.
@@ -184,4 +223,55 @@ pub async fn connectors(
     Ok(Json(ConnectorsResponse {
         connectors: state.connectors.list(&tenant, now),
     }))
+}
+
+/// Parameters of `DELETE /v1/connectors`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ForgetParams {
+    /// Tenant (development mode only).
+    pub tenant: Option<String>,
+    /// The connector's kind, as listed: `caldav`, `imap`, `topic`.
+    pub source: String,
+    /// What it follows, as listed.
+    pub target: String,
+}
+
+/// Forget a stopped or silent connector (reviewers): its report is removed from the connectors
+/// topic by a tombstone, and the answer is the report as it was. A connector still reporting
+/// (`up`, `failing`, `starting`) is `409`: stop its command first.
+#[utoipa::path(delete, path = "/v1/connectors", tag = "health", params(ForgetParams),
+    responses((status = 200, body = ConnectorView), (status = 403, body = super::ErrorBody),
+        (status = 404, body = super::ErrorBody), (status = 409, body = super::ErrorBody)))]
+pub async fn forget(
+    State(state): State<AppState>,
+    Extension(Tenant(tenant)): Extension<Tenant>,
+    Extension(caller): Extension<Caller>,
+    ApiQuery(params): ApiQuery<ForgetParams>,
+) -> Result<Json<ConnectorView>, ApiError> {
+    caller.may_review()?;
+    let key = format!("{tenant}/{}/{}", params.source, params.target);
+    let Some(status) = state.connectors.get(&key) else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no connector {} {:?} in this tenant",
+                params.source, params.target
+            ),
+        ));
+    };
+    let view = ConnectorView::of(&status, epigraph_schemas::now_millis());
+    if !matches!(view.state.as_str(), "stopped" | "silent") {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "connector {} {:?} is {}: only a stopped or silent connector can be forgotten \
+                 (it would list itself again at its next report); stop its command first",
+                params.source, params.target, view.state
+            ),
+        ));
+    }
+    state.connectors.publish_forget(&key).await?;
+    Ok(Json(view))
 }

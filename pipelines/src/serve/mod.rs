@@ -15,7 +15,8 @@
 //!   reject|withdraw`: governed writes ([`proposals`]).
 //! - `GET /v1/priorities/history`, `/v1/priorities/movers`: K over time ([`history`]).
 //! - `GET /v1/dead-letters`: what was refused, why, and the raw item ([`dead_letters`]).
-//! - `GET /v1/connectors`: the source followers as they last reported themselves ([`connectors`]).
+//! - `GET|DELETE /v1/connectors`: the source followers as they last reported themselves, and
+//!   forgetting a stopped one ([`connectors`]).
 //! - `/mcp`: the same as MCP tools, streamable HTTP ([`mcp`]).
 //! - `GET /openapi.json`, `GET /dashboard` (live priorities, contradictions and open questions,
 //!   pushed by `GET /v1/dashboard/stream`, [`live`]),
@@ -323,7 +324,10 @@ pub fn router(state: AppState) -> Router {
             post(proposals::http::withdraw),
         )
         .route("/v1/dead-letters", get(dead_letters::dead_letters))
-        .route("/v1/connectors", get(connectors::connectors))
+        .route(
+            "/v1/connectors",
+            get(connectors::connectors).delete(connectors::forget),
+        )
         .route("/v1/dashboard/stream", get(live::stream))
         .nest_service("/mcp", mcp::service(state.clone()))
         .route_layer(middleware::from_fn_with_state(

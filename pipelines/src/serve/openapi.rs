@@ -90,6 +90,7 @@ impl Modify for ErrorResponses {
         super::proposals::http::withdraw,
         super::dead_letters::dead_letters,
         super::connectors::connectors,
+        super::connectors::forget,
         super::history::history,
         super::history::movers
     ),
@@ -101,7 +102,7 @@ impl Modify for ErrorResponses {
         (name = "graph", description = "Nodes, entities, contradictions, questions, priorities, timelines"),
         (name = "reviews", description = "Confirm or reject the system's judgements, and withdraw a review"),
         (name = "proposals", description = "Governed writes: propose a note, an edit or a verdict; approve, reject or withdraw; the audit trail"),
-        (name = "health", description = "What the pipeline refused, and why")
+        (name = "health", description = "What the pipeline refused, and why; the source connectors as they report themselves")
     )
 )]
 pub struct ApiDoc;

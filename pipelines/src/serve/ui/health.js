@@ -105,6 +105,19 @@ export async function healthPage(view, { reason, stale }) {
     <code>run.metrics_listen</code> (default 127.0.0.1:9464; <code>serve.pipeline_metrics</code> names another place), relayed by this server.
     For history, Prometheus and Grafana: <code>deploy/prometheus/prometheus.yml</code> scrapes both, <code>deploy/grafana/epigraph.json</code> charts them.</p>`;
   drawChart(view.querySelector("#chart"));
+  // Forget a stopped or silent connector (DELETE /v1/connectors; reviewers only).
+  view.querySelector("#connectors")?.addEventListener("click", async (e) => {
+    const button = e.target.closest("button.forget");
+    if (!button) return;
+    button.disabled = true;
+    try {
+      await api("/v1/connectors", { method: "DELETE", query: { source: button.dataset.source, target: button.dataset.target } });
+      render({ reason: "forgot" });
+    } catch (error) {
+      button.nextElementSibling.textContent = error.message;
+      button.disabled = false;
+    }
+  });
   view.querySelector("#dlstage")?.addEventListener("change", (e) => { deadView.stage = e.target.value; render({ reason: "filter" }); });
   view.querySelector("#dead-letters")?.addEventListener("click", (e) => {
     const link = e.target.closest("a.dlsource");
@@ -170,10 +183,11 @@ function connectorSection(body) {
     return c.state;
   };
   return `<h2>Connectors <span class="muted small">source followers, as they last reported</span></h2>
-    <table class="list" id="connectors"><thead><tr><th>state</th><th>connector</th><th>last success</th><th>syncs ok · failed</th><th>published · tombstoned · refused</th><th>last error</th></tr></thead><tbody>
+    <table class="list" id="connectors"><thead><tr><th>state</th><th>connector</th><th>last success</th><th>syncs ok · failed</th><th>published · tombstoned · refused</th><th>last error</th><th></th></tr></thead><tbody>
     ${body.connectors.map((c) => `<tr class="connector ${esc(c.state)}" data-state="${esc(c.state)}"><td><span class="badge ${c.state === "up" || (c.state === "stopped" && !c.last_error) ? "" : "warn"}">${esc(state(c))}</span><br><span class="muted small">reported ${esc(since(c.reported_at))}</span></td>
       <td>${esc(c.source)}<br><code class="small">${esc(c.target)}</code></td><td>${c.last_success ? esc(when(c.last_success)) : "never"}</td>
-      <td class="num">${c.syncs_ok} · ${c.syncs_failed}</td><td class="num">${c.published} · ${c.tombstoned} · ${c.dead_letters}</td><td class="small">${esc(c.last_error ?? "")}</td></tr>`).join("")}
+      <td class="num">${c.syncs_ok} · ${c.syncs_failed}</td><td class="num">${c.published} · ${c.tombstoned} · ${c.dead_letters}</td><td class="small">${esc(c.last_error ?? "")}</td>
+      <td>${c.state === "stopped" || c.state === "silent" ? `<button class="forget" data-source="${esc(c.source)}" data-target="${esc(c.target)}" title="Remove it from this list for good (a tombstone on the connectors topic); it comes back if its command runs again">forget</button><span class="error small"></span>` : ""}</td></tr>`).join("")}
     </tbody></table>`;
 }
 
