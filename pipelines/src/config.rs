@@ -285,6 +285,9 @@ impl Default for RunConfig {
 pub struct ServeConfig {
     /// Listen address. Default `127.0.0.1:8080`.
     pub listen: String,
+    /// HTTPS: a certificate chain and its key (PEM). Unset (the default), the service speaks
+    /// plain HTTP: on loopback, or behind a proxy that terminates TLS (docs/query.md, "TLS").
+    pub tls: crate::serve::tls::TlsConfig,
     /// Tenant used when a request names none. Default `default`.
     pub default_tenant: String,
     /// Largest `k` a search may ask for. Default 100.
@@ -415,6 +418,7 @@ impl Default for ServeConfig {
     fn default() -> Self {
         ServeConfig {
             listen: "127.0.0.1:8080".into(),
+            tls: Default::default(),
             default_tenant: "default".into(),
             max_k: 100,
             ingest_tokens: Vec::new(),

@@ -3,7 +3,8 @@
 //! (configuration file and `EPIGRAPH_NEO4J__PASSWORD`, all digits), debug logging on; the test causes errors
 //! (missing, unknown and near-miss tokens, a token of the wrong kind, bad bodies, a refused
 //! connection) and scans every stdout and stderr, both `/metrics` and every answer body for the
-//! secret strings.
+//! secret strings. `serve` runs over HTTPS (`[serve.tls]`, the test certificate of
+//! `tests/fixtures/tls/`), as it would beyond loopback; plain HTTP to its port is not served.
 
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
@@ -30,11 +31,20 @@ fn free_addr() -> String {
     format!("127.0.0.1:{port}")
 }
 
-/// One request: `(status, body as text)`.
+/// The CA of the test certificate `epigraph serve` presents here (`tests/fixtures/tls/`).
+fn test_ca() -> reqwest::Certificate {
+    reqwest::Certificate::from_pem(include_bytes!("../fixtures/tls/ca.pem")).expect("test CA")
+}
+
+/// One request over HTTPS, trusting the test CA: `(status, body as text)`.
 fn call(url: String, method: &str, token: Option<String>, body: Option<&str>) -> (u16, String) {
     let (method, body) = (method.to_string(), body.map(str::to_string));
     std::thread::spawn(move || {
-        let client = reqwest::blocking::Client::new();
+        let client = reqwest::blocking::Client::builder()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(test_ca())
+            .build()
+            .expect("client");
         let mut request = client.request(method.parse().expect("method"), url);
         if let Some(token) = token {
             request = request.bearer_auth(token);
@@ -99,8 +109,10 @@ async fn secrets_stay_out_of_logs_metrics_and_error_messages() {
         format!(
             "[[serve.tokens]]\ntoken = \"{read_token}\"\ntenant = \"{0}\"\n\n\
              [[serve.ingest_tokens]]\ntoken = \"{ingest_token}\"\ntenant = \"{0}\"\n\n\
-             [serve]\nreport_usage = false\n",
-            env.tenant
+             [serve]\nreport_usage = false\n\n\
+             [serve.tls]\ncert_file = \"{1}/cert.pem\"\nkey_file = \"{1}/key.pem\"\n",
+            env.tenant,
+            concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/tls"),
         ),
     )
     .expect("config");
@@ -169,9 +181,26 @@ async fn secrets_stay_out_of_logs_metrics_and_error_messages() {
         .stderr(std::fs::File::create(env.dir.path().join("serve.err")).unwrap())
         .spawn()
         .expect("spawning serve");
-    let base = format!("http://{listen}");
+    // Served over HTTPS ([serve.tls]): the tokens below travel encrypted.
+    let base = format!("https://{listen}");
+    let healthy = || {
+        let url = format!("{base}/healthz");
+        std::thread::spawn(move || {
+            reqwest::blocking::Client::builder()
+                .tls_built_in_root_certs(false)
+                .add_root_certificate(test_ca())
+                .timeout(Duration::from_secs(5))
+                .build()
+                .expect("client")
+                .get(url)
+                .send()
+                .is_ok_and(|r| r.status().is_success())
+        })
+        .join()
+        .expect("http thread")
+    };
     let deadline = Instant::now() + Duration::from_secs(120);
-    while http_get(&format!("{base}/healthz")).is_none_or(|(status, _)| status != 200) {
+    while !healthy() {
         assert!(Instant::now() < deadline, "serve did not come up");
         if let Ok(Some(status)) = serve.try_wait() {
             panic!("serve exited: {status}");
@@ -277,6 +306,12 @@ async fn secrets_stay_out_of_logs_metrics_and_error_messages() {
         assert_eq!(got, status, "{what}: {text}");
         seen.push((what.to_string(), text));
     }
+    // Plain HTTP to the HTTPS port gets no answer; serving goes on.
+    assert!(
+        http_get(&format!("http://{listen}/healthz")).is_none_or(|(status, _)| status != 200),
+        "plain HTTP must not be served on the HTTPS port"
+    );
+    assert!(healthy(), "still serving HTTPS after a plain-HTTP client");
     let _ = Command::new("kill")
         .args(["-TERM", &serve.id().to_string()])
         .status();

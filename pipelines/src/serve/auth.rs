@@ -120,6 +120,14 @@ pub fn tenant_parameter(query: Option<&str>) -> Option<String> {
         .map(|(_, value)| value.to_string())
 }
 
+/// Headers a reverse proxy adds to the requests it relays.
+const RELAYED: [&str; 4] = [
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-real-ip",
+];
+
 /// Resolve the tenant of a request from its `Authorization` header and `tenant` parameter.
 ///
 /// ```
@@ -129,6 +137,10 @@ pub fn tenant_parameter(query: Option<&str>) -> Option<String> {
 /// let mut config = ServeConfig::default();
 /// assert_eq!(resolve(&config, &HeaderMap::new(), Some("acme")).unwrap(), "acme");
 /// assert_eq!(resolve(&config, &HeaderMap::new(), None).unwrap(), "default");
+/// // Without tokens, a request a proxy relayed is refused: the loopback check cannot see past it.
+/// let mut relayed = HeaderMap::new();
+/// relayed.insert("x-forwarded-for", "203.0.113.9".parse().unwrap());
+/// assert_eq!(resolve(&config, &relayed, Some("acme")).unwrap_err().status().as_u16(), 403);
 /// config.tokens.push(IngestToken { token: "s3cret".into(), tenant: "acme".into(),
 ///     name: None, role: Default::default() });
 /// let mut headers = HeaderMap::new();
@@ -143,6 +155,16 @@ pub fn resolve(
     parameter: Option<&str>,
 ) -> Result<String, ApiError> {
     let tenant = if config.tokens.is_empty() {
+        if let Some(name) = RELAYED.iter().find(|name| headers.contains_key(**name)) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "this request was relayed by a proxy ({name} header), and this service has no \
+                     [[serve.tokens]]: without tokens it serves callers on loopback only, where \
+                     any caller may read any tenant; configure tokens before putting it behind a proxy"
+                ),
+            ));
+        }
         parameter
             .map(str::to_string)
             .unwrap_or_else(|| config.default_tenant.clone())

@@ -40,6 +40,7 @@ pub mod openapi;
 pub mod proposals;
 pub mod reviews;
 pub mod stores;
+pub mod tls;
 pub mod webhook;
 pub mod workspace;
 
@@ -486,6 +487,12 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
         .parse()
         .with_context(|| format!("listen address {listen:?}"))?;
     auth::check_listen(&config.serve, &addr)?;
+    // Read the certificate before anything else: a wrong path fails at once.
+    let tls = if config.serve.tls.enabled()? {
+        Some(config.serve.tls.acceptor()?)
+    } else {
+        None
+    };
     let state = open_state(&config).await?;
     state.stores.spawn_prober(
         state.query.clone(),
@@ -497,17 +504,31 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
-    info!(%addr, "serving");
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    info!(%addr, scheme, "serving");
+    if tls.is_none() && !addr.ip().is_loopback() {
+        tracing::warn!(
+            %addr,
+            "serving plain HTTP beyond loopback: bearer tokens and answers travel in clear; \
+             set [serve.tls] or terminate TLS in a proxy in front of this address"
+        );
+    }
     println!(
-        "epigraph serve: listening on http://{addr}  (/v1/search?q=…, /dashboard, /openapi.json, /mcp)"
+        "epigraph serve: listening on {scheme}://{addr}  (/v1/search?q=…, /dashboard, /openapi.json, /mcp)"
     );
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            // Live streams never end by themselves: end them, or the shutdown waits forever.
-            live.shut();
-        })
-        .await?;
+    let stopped = async move {
+        shutdown_signal().await;
+        // Live streams never end by themselves: end them, or the shutdown waits forever.
+        live.shut();
+    };
+    match tls {
+        Some(acceptor) => tls::serve(listener, acceptor, router(state), stopped).await?,
+        None => {
+            axum::serve(listener, router(state))
+                .with_graceful_shutdown(stopped)
+                .await?
+        }
+    }
     Ok(())
 }
 
