@@ -3,7 +3,9 @@
 //!
 //! A generated organisation is published in two halves; the run restores the first, then a
 //! service is taken away while the second arrives: Neo4j stopped (`services.sh stop neo4j`),
-//! Kafka stopped, or the run's LanceDB folder made read-only (a read-only bind mount over it).
+//! Kafka stopped, the run's LanceDB folder made read-only (a read-only bind mount over it), or
+//! the disk under it full (the folder on a 768 MiB tmpfs, filled to its last byte by a file that
+//! is deleted when space "returns").
 //! While it is away the run's `/readyz` is `503` with the reason, and the query service
 //! answers its reads `503` with the reason within a bounded time (Neo4j); after it returns,
 //! `/readyz` is `200` again, the outage is counted on `/metrics`, and the final views equal
@@ -12,7 +14,7 @@
 //! LanceDB row and chunk by content hash.
 //!
 //! The Neo4j trial runs in the suite (≈ 1.5 min); the Kafka and LanceDB trials are `#[ignore]`d
-//! (the LanceDB one needs root for the bind mount):
+//! (the LanceDB ones need root for the mounts):
 //! `cargo test --workspace --locked --test outages -- --ignored --nocapture`.
 
 use std::collections::BTreeMap;
@@ -28,16 +30,89 @@ use serde_json::Value;
 enum Store {
     Neo4j,
     Kafka,
+    /// The LanceDB folder made read-only.
     Lancedb,
+    /// The disk under the LanceDB folder full (a small tmpfs, filled to its last byte).
+    LancedbFull,
 }
 
 impl Store {
+    /// The dependency's name in `/readyz`, `/metrics` and `services.sh`.
     fn name(self) -> &'static str {
         match self {
             Store::Neo4j => "neo4j",
             Store::Kafka => "kafka",
-            Store::Lancedb => "lancedb",
+            Store::Lancedb | Store::LancedbFull => "lancedb",
         }
+    }
+
+    /// The trial's name.
+    fn trial(self) -> &'static str {
+        match self {
+            Store::LancedbFull => "lancedb-full",
+            other => other.name(),
+        }
+    }
+}
+
+/// Size of the disk of the full-disk trial: room for the run, its compactions and the rebuild.
+const DISK: &str = "size=768m";
+
+/// A tmpfs mounted at `dir` for the test, unmounted on drop.
+struct Disk {
+    dir: PathBuf,
+}
+
+impl Disk {
+    fn mount(dir: &Path) -> Disk {
+        std::fs::create_dir_all(dir).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", DISK, "epigraph-full-disk"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(mounted, "mounting a tmpfs at {dir:?} needs root");
+        Disk {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// Fill the disk to its last byte: a file written until the write fails for want of space.
+    fn fill(&self) -> u64 {
+        use std::io::Write;
+        let mut filler = std::fs::File::create(self.dir.join("filler")).unwrap();
+        let block = vec![0u8; 1 << 20];
+        let mut written = 0u64;
+        loop {
+            match filler.write(&block) {
+                Ok(0) => break,
+                Ok(n) => written += n as u64,
+                Err(error) => {
+                    assert_eq!(
+                        error.raw_os_error(),
+                        Some(28),
+                        "filling the disk failed otherwise: {error}"
+                    );
+                    break;
+                }
+            }
+        }
+        // Whatever a smaller write still fits.
+        while filler.write(&[0u8; 512]).is_ok_and(|n| n > 0) {
+            written += 512;
+        }
+        let _ = filler.sync_all();
+        written
+    }
+
+    fn free(&self) {
+        let _ = std::fs::remove_file(self.dir.join("filler"));
+    }
+}
+
+impl Drop for Disk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
     }
 }
 
@@ -54,15 +129,20 @@ fn services(args: &[&str]) {
 
 /// Takes a service away; brings it back when dropped (also when the test fails), so the suite
 /// never leaves a service down.
-struct Away {
+struct Away<'d> {
     store: Store,
     lance_dir: PathBuf,
+    disk: Option<&'d Disk>,
     back: bool,
 }
 
-impl Away {
-    fn start(store: Store, lance_dir: &Path) -> Away {
+impl<'d> Away<'d> {
+    fn start(store: Store, lance_dir: &Path, disk: Option<&'d Disk>) -> Away<'d> {
         match store {
+            Store::LancedbFull => {
+                let filled = disk.expect("the full-disk trial has its disk").fill();
+                println!("filled the disk with {filled} bytes");
+            }
             Store::Neo4j | Store::Kafka => services(&["stop", store.name()]),
             Store::Lancedb => {
                 let dir = lance_dir.to_str().expect("utf-8 path");
@@ -80,6 +160,7 @@ impl Away {
         Away {
             store,
             lance_dir: lance_dir.to_path_buf(),
+            disk,
             back: false,
         }
     }
@@ -94,11 +175,16 @@ impl Away {
             Store::Lancedb => {
                 let _ = Command::new("umount").arg(&self.lance_dir).status();
             }
+            Store::LancedbFull => {
+                if let Some(disk) = self.disk {
+                    disk.free();
+                }
+            }
         }
     }
 }
 
-impl Drop for Away {
+impl Drop for Away<'_> {
     fn drop(&mut self) {
         self.end();
     }
@@ -252,9 +338,14 @@ fn search(serve: &str, tenant: &str) -> Option<(u16, String, f64)> {
 
 async fn trial(store: Store, away_for: Duration) -> Figures {
     let _guard = serial().await;
-    let mut env = TestEnv::new(&format!("outage-{}", store.name()));
-    // A LanceDB folder of the test's own (the read-only mount must not touch other views).
-    env.lance_dir = env.dir.path().join("lancedb");
+    let mut env = TestEnv::new(&format!("outage-{}", store.trial()));
+    // A LanceDB folder of the test's own (the read-only mount must not touch other views), on
+    // a disk of its own for the full-disk trial.
+    let disk = (store == Store::LancedbFull).then(|| Disk::mount(&env.dir.path().join("disk")));
+    env.lance_dir = match &disk {
+        Some(disk) => disk.dir.join("lancedb"),
+        None => env.dir.path().join("lancedb"),
+    };
     std::fs::create_dir_all(&env.lance_dir).unwrap();
     let org = env.dir.path().join("org");
     env.epigraph(&["gen", org.to_str().unwrap(), "--seed", "7", "--scale", "80"]);
@@ -314,7 +405,7 @@ async fn trial(store: Store, away_for: Duration) -> Figures {
         sent += published(ingest(&second));
     }
     let gone = Instant::now();
-    let mut away = Away::start(store, &env.lance_dir);
+    let mut away = Away::start(store, &env.lance_dir, disk.as_ref());
     if store != Store::Kafka {
         sent += published(ingest(&second));
     }
@@ -332,6 +423,10 @@ async fn trial(store: Store, away_for: Duration) -> Figures {
             .is_some_and(|r| r.contains("unreachable")),
         "{body}"
     );
+    if store == Store::LancedbFull {
+        // The reason says why: the operating system's own words.
+        assert!(body.contains("No space left on device"), "{body}");
+    }
     let mut serve_unavailable = None;
     if store == Store::Neo4j {
         // The query service says so, in the documented error shape, without hanging.
@@ -352,8 +447,8 @@ async fn trial(store: Store, away_for: Duration) -> Figures {
         let (status, body) = http_text(&serve, "/readyz").expect("serve answers");
         assert_eq!(status, 503, "{body}");
         serve_unavailable = Some(took);
-    } else if store == Store::Lancedb {
-        // Reads do not need a writable folder.
+    } else if matches!(store, Store::Lancedb | Store::LancedbFull) {
+        // Reads do not need a writable folder or free space.
         let (status, body, _) = search(&serve, &env.tenant).expect("serve answers");
         assert_eq!(status, 200, "{body}");
     }
@@ -429,7 +524,7 @@ async fn trial(store: Store, away_for: Duration) -> Figures {
     let log = std::fs::read_to_string(env.dir.path().join("run.log")).unwrap();
     // Kept for a look after a failure.
     let _ = std::fs::write(
-        std::env::temp_dir().join(format!("epigraph-outage-{}.log", store.name())),
+        std::env::temp_dir().join(format!("epigraph-outage-{}.log", store.trial())),
         &log,
     );
     assert!(log.contains("outage began"), "{log}");
@@ -502,7 +597,7 @@ async fn trial(store: Store, away_for: Duration) -> Figures {
     assert!(rows == clean_rows, "LanceDB rows differ");
     assert!(chunks == clean_chunks, "LanceDB chunks differ");
     let figures = Figures {
-        store: store.name(),
+        store: store.trial(),
         away_seconds,
         not_ready_after_seconds: not_ready_after,
         ready_again_after_return_seconds: ready_again,
@@ -535,4 +630,10 @@ async fn a_kafka_outage_is_ridden_out_reported_and_ends_exact() {
 #[ignore = "a read-only LanceDB folder: needs root for the bind mount (run with --ignored)"]
 async fn a_read_only_lancedb_folder_is_ridden_out_reported_and_ends_exact() {
     trial(Store::Lancedb, Duration::from_secs(30)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a full disk under LanceDB: needs root for the tmpfs (run with --ignored)"]
+async fn a_full_disk_under_lancedb_is_ridden_out_reported_and_ends_exact() {
+    trial(Store::LancedbFull, Duration::from_secs(30)).await;
 }
