@@ -315,6 +315,10 @@ pub struct ServeConfig {
     pub max_budget_tokens: usize,
     /// Requests served at once; more wait. Default 64.
     pub max_concurrent_requests: usize,
+    /// Requests waiting for a turn at most; beyond, a request is refused at once with `503`
+    /// and `Retry-After` (probes and `/metrics` are never held). The wait counts against
+    /// `request_timeout_ms`. Default 64.
+    pub max_waiting_requests: usize,
     /// A request taking longer is answered `408`. Default 30 s.
     pub request_timeout_ms: u64,
     /// How often Neo4j and LanceDB are probed, in ms; while one is unreachable the query
@@ -429,6 +433,7 @@ impl Default for ServeConfig {
             max_query_chars: 2000,
             max_budget_tokens: 32_000,
             max_concurrent_requests: 64,
+            max_waiting_requests: 64,
             request_timeout_ms: 30_000,
             store_probe_ms: 1000,
             store_probe_timeout_ms: 3000,

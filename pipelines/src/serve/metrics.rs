@@ -68,6 +68,8 @@ pub struct ServeMetrics {
     latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
     streams: Family<StreamLabels, Gauge>,
     feeds: Gauge,
+    overloaded: Counter,
+    waiting: Gauge,
 }
 
 impl Default for ServeMetrics {
@@ -76,6 +78,8 @@ impl Default for ServeMetrics {
         let latency = Family::new_with_constructor(seconds as fn() -> Histogram);
         let streams = Family::<StreamLabels, Gauge>::default();
         let feeds = Gauge::default();
+        let overloaded = Counter::default();
+        let waiting = Gauge::default();
         let mut registry = Registry::with_prefix("epigraph_serve");
         registry.register(
             "requests",
@@ -97,17 +101,40 @@ impl Default for ServeMetrics {
             "Live feeds being read (one per tenant and view)",
             feeds.clone(),
         );
+        registry.register(
+            "overloaded",
+            "Requests refused at once (503) because every turn was taken and the line was full",
+            overloaded.clone(),
+        );
+        registry.register(
+            "waiting",
+            "Requests waiting for a turn now (serve.max_concurrent_requests)",
+            waiting.clone(),
+        );
         ServeMetrics {
             registry: Arc::new(registry),
             requests,
             latency,
             streams,
             feeds,
+            overloaded,
+            waiting,
         }
     }
 }
 
 impl ServeMetrics {
+    /// A request refused by admission ([`super::admission`]).
+    pub fn overloaded(&self) {
+        self.overloaded.inc();
+    }
+
+    /// A request waiting for a turn, while the guard lives.
+    pub(crate) fn waiting(&self) -> Open {
+        self.waiting.inc();
+        Open(self.waiting.clone())
+    }
+
     /// The text exposition format (a labelled family appears with its first sample).
     ///
     /// ```
@@ -123,8 +150,8 @@ impl ServeMetrics {
     }
 }
 
-/// Counts a stream open while it lives.
-struct Open(Gauge);
+/// Counts something open (a stream, a request waiting) while it lives.
+pub(crate) struct Open(Gauge);
 
 impl Drop for Open {
     fn drop(&mut self) {

@@ -26,6 +26,7 @@
 //! as a retrieval on the feedback topic (`serve.report_usage`), which the priorities' usage term
 //! reads.
 
+pub mod admission;
 pub mod api;
 pub mod auth;
 pub mod connectors;
@@ -288,6 +289,7 @@ pub fn router(state: AppState) -> Router {
     let body_limit = state.config.max_body_bytes;
     let timeout = std::time::Duration::from_millis(state.config.request_timeout_ms);
     let concurrency = state.config.max_concurrent_requests.max(1);
+    let waiting = state.config.max_waiting_requests;
     let serve_metrics = metrics::ServeMetrics::default();
     // The reads of Neo4j and LanceDB: 503 with the reason at once while one is unreachable.
     let store_reads = Router::new()
@@ -352,14 +354,18 @@ pub fn router(state: AppState) -> Router {
             serve_metrics.clone(),
             metrics::track,
         ))
-        .layer(axum::Extension(serve_metrics))
+        .layer(axum::Extension(serve_metrics.clone()))
         .layer(DefaultBodyLimit::max(body_limit))
+        // A turn, a bounded place in line, or 503 at once; the wait counts against the timeout.
+        .layer(middleware::from_fn_with_state(
+            admission::Gate::new(concurrency, waiting, serve_metrics),
+            admission::admit,
+        ))
         .layer(tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             timeout,
         ))
         .layer(middleware::map_response(extract::untyped_errors_as_json))
-        .layer(tower::limit::ConcurrencyLimitLayer::new(concurrency))
         .with_state(state)
 }
 
