@@ -1,7 +1,10 @@
 //! Reads of the graph view for the query service: memory cards with their epistemic edges,
 //! nodes and neighbourhoods, alias-aware entity lookup, contradictions, open questions,
 //! priorities, timelines and typed multi-hop traversal. Every read is scoped to one tenant and
-//! every value is a parameter; relationship types spliced into a traversal are checked first.
+//! every value is a parameter; "no instant" is a null parameter, never a value such as `-1`.
+//! What else shapes the text of a query comes from closed lists (the judgements' types), is a
+//! clamped number, or is a traversal's relationship type checked to be a plain identifier
+//! ([`traversal`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::LazyLock;
@@ -55,7 +58,7 @@ static CARD: LazyLock<String> =
 
 /// Cypher tail turning rows of `(e, hits)` into [`EntityCard`]s: each entity replaced by the
 /// canonical one of its identity component, with the whole component's names, addresses and
-/// vocabulary relations (only those valid at `$at`, all of them when `$at` is negative).
+/// vocabulary relations (only those valid at `$at`, all of them when `$at` is null).
 const ENTITY_TAIL: &str = " \
              WITH coalesce(head([(e)-[:SAME_AS]->(c) | c]), e) AS canon, hits \
              WITH canon, sum(hits) AS hits \
@@ -68,8 +71,8 @@ const ENTITY_TAIL: &str = " \
                [x IN members WHERE x <> canon | x.id] AS merged, \
                [(o)-[s:SAME_AS]->(canon) | {id: o.id, name: o.name, evidence: coalesce(s.evidence, [])}] AS identity_links, \
                reduce(acc = [], x IN members | acc + \
-                 [(x)-[r]->(y:Entity) WHERE type(r) <> 'SAME_AS' AND ($at < 0 OR ((r.t_valid IS NULL OR r.t_valid <= $at) AND (r.t_invalid IS NULL OR r.t_invalid > $at))) | {type: type(r), direction: 'out', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}] + \
-                 [(y:Entity)-[r]->(x) WHERE type(r) <> 'SAME_AS' AND ($at < 0 OR ((r.t_valid IS NULL OR r.t_valid <= $at) AND (r.t_invalid IS NULL OR r.t_invalid > $at))) | {type: type(r), direction: 'in', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}]) AS relations \
+                 [(x)-[r]->(y:Entity) WHERE type(r) <> 'SAME_AS' AND ($at IS NULL OR ((r.t_valid IS NULL OR r.t_valid <= $at) AND (r.t_invalid IS NULL OR r.t_invalid > $at))) | {type: type(r), direction: 'out', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}] + \
+                 [(y:Entity)-[r]->(x) WHERE type(r) <> 'SAME_AS' AND ($at IS NULL OR ((r.t_valid IS NULL OR r.t_valid <= $at) AND (r.t_invalid IS NULL OR r.t_invalid > $at))) | {type: type(r), direction: 'in', id: y.id, name: y.name, t_valid: r.t_valid, t_invalid: r.t_invalid, support: r.support}]) AS relations \
              ORDER BY hits DESC, coalesce(canon.mentions, 0) DESC, canon.id LIMIT $limit";
 
 /// One step of a typed traversal: a relationship type and its direction.
@@ -321,7 +324,7 @@ impl GraphReader {
     ) -> Result<Vec<MemoryCard>, QueryError> {
         let text = format!(
             "MATCH (m:Memory) WHERE m.tenant = $tenant AND (size($types) = 0 OR m.type IN $types) \
-             AND ($at < 0 OR ((m.t_valid IS NULL OR m.t_valid <= $at) AND \
+             AND ($at IS NULL OR ((m.t_valid IS NULL OR m.t_valid <= $at) AND \
                               (m.t_invalid IS NULL OR m.t_invalid > $at))) \
              WITH m ORDER BY coalesce(m.k, -1.0) DESC, m.id LIMIT $top RETURN {card}",
             card = CARD.as_str()
@@ -329,7 +332,7 @@ impl GraphReader {
         let q = query(&text)
             .param("tenant", tenant)
             .param("types", types.to_vec())
-            .param("at", valid_at.unwrap_or(-1))
+            .param("at", valid_at)
             .param("top", top.min(MAX_ROWS) as i64);
         self.rows(q, "reading priorities").await
     }
@@ -344,14 +347,14 @@ impl GraphReader {
     ) -> Result<Vec<MemoryCard>, QueryError> {
         let text = format!(
             "MATCH (m:Question) WHERE m.tenant = $tenant AND (m.standing = 'open' OR \
-             ($as_of >= 0 AND m.t_invalid > $as_of)) \
+             ($as_of IS NOT NULL AND m.t_invalid > $as_of)) \
              WITH m ORDER BY coalesce(m.k, 0.0) DESC, coalesce(m.t_valid, 0) ASC, m.id \
              LIMIT $limit RETURN {card}",
             card = CARD.as_str()
         );
         let q = query(&text)
             .param("tenant", tenant)
-            .param("as_of", as_of.unwrap_or(-1))
+            .param("as_of", as_of)
             .param("limit", limit.min(MAX_ROWS) as i64);
         self.rows(q, "reading open questions").await
     }
@@ -368,7 +371,7 @@ impl GraphReader {
         let a_card = CARD.replace("m.", "a.").replace("(m)", "(a)");
         let text = format!(
             "MATCH (a:Memory)-[r:ANSWERS]->(q:Question) WHERE q.tenant = $tenant AND a.id <> q.id \
-             AND (($as_of < 0 AND q.standing = 'answered') OR ($as_of >= 0 \
+             AND (($as_of IS NULL AND q.standing = 'answered') OR ($as_of IS NOT NULL \
                AND coalesce(r.t_valid, 0) <= $as_of AND (r.t_invalid IS NULL OR r.t_invalid > $as_of))) \
              WITH a, q, r ORDER BY coalesce(r.t_valid, 0) DESC, q.id, a.id LIMIT $limit \
              CALL (q) {{ RETURN {{{}}} AS q_card }} \
@@ -380,7 +383,7 @@ impl GraphReader {
         );
         let q = query(&text)
             .param("tenant", tenant)
-            .param("as_of", as_of.unwrap_or(-1))
+            .param("as_of", as_of)
             .param("limit", limit.min(MAX_ROWS) as i64);
         self.rows(q, "reading answered questions").await
     }
@@ -435,7 +438,7 @@ impl GraphReader {
             .param("q", name.trim().to_lowercase())
             .param("raw", name.trim())
             .param("exact", exact)
-            .param("at", as_of.unwrap_or(-1))
+            .param("at", as_of)
             .param("limit", limit.min(MAX_ROWS) as i64);
         let cards: Vec<EntityCard> = self.rows(q, "looking up entities").await?;
         Ok(tidy(cards))
@@ -459,7 +462,7 @@ impl GraphReader {
         let q = query(&text)
             .param("ids", memory_ids.to_vec())
             .param("tenant", tenant)
-            .param("at", -1i64)
+            .param("at", None::<i64>)
             .param("limit", limit.min(MAX_ROWS) as i64);
         let cards: Vec<EntityCard> = self.rows(q, "reading mentioned entities").await?;
         Ok(tidy(cards))
@@ -597,36 +600,11 @@ impl GraphReader {
                 "a traversal has between 1 and 6 hops".into(),
             ));
         }
-        let mut pattern = String::from("(n0:Node {id: $from})");
-        for (i, hop) in hops.iter().enumerate() {
-            if !safe_identifier(&hop.rel_type) {
-                return Err(QueryError::Invalid(format!(
-                    "{:?} is not a relationship type",
-                    hop.rel_type
-                )));
-            }
-            let (left, right) = if hop.reverse {
-                ("<-", "-")
-            } else {
-                ("-", "->")
-            };
-            pattern.push_str(&format!(
-                "{left}[:{}]{right}(n{}:Node)",
-                hop.rel_type,
-                i + 1
-            ));
-        }
-        let text = format!(
-            "MATCH p = {pattern} WHERE all(x IN nodes(p) WHERE x.tenant = $tenant) \
-             AND ($at < 0 OR all(r IN relationships(p) WHERE (r.t_invalid IS NULL OR r.t_invalid > $at) \
-               AND (NOT $begun OR r.t_valid IS NULL OR r.t_valid <= $at))) \
-             WITH p LIMIT $limit \
-             RETURN [x IN nodes(p) | {{id: x.id, labels: [l IN labels(x) WHERE l <> 'Node'], properties: properties(x)}}] AS path",
-        );
+        let text = traversal(hops)?;
         let (at, begun) = match validity {
-            Validity::Now(now) => (now, false),
-            Validity::AsOf(at) => (at, true),
-            Validity::Any => (-1, false),
+            Validity::Now(now) => (Some(now), false),
+            Validity::AsOf(at) => (Some(at), true),
+            Validity::Any => (None, false),
         };
         let q = query(&text)
             .param("from", from)
@@ -644,6 +622,51 @@ impl GraphReader {
             .map(|r| r.path.into_iter().map(clean_node).collect())
             .collect())
     }
+}
+
+/// The Cypher of a traversal along `hops`. Every value is a parameter; the relationship types
+/// are written into the pattern (`-[:GOVERNED_BY]->`), because a typed expand is what keeps a
+/// multi-hop traversal from walking every relationship of a hub node (`type(r) = $t` would
+/// expand them all and filter after), but only a type that is a plain identifier (letters,
+/// digits, `_`) is accepted: anything else is refused before a query exists.
+///
+/// ```
+/// use epigraph_query::graph::{Hop, traversal};
+/// let hops = [Hop::parse("GOVERNED_BY").unwrap(), Hop::parse("<APPROVED_BY").unwrap()];
+/// let cypher = traversal(&hops).unwrap();
+/// assert!(cypher.contains("-[:GOVERNED_BY]->(n1:Node)<-[:APPROVED_BY]-(n2:Node)"));
+/// let sneaky = Hop { rel_type: "KNOWS]->(m) DETACH DELETE m //".into(), reverse: false };
+/// assert!(traversal(&[sneaky]).is_err());
+/// let spaced = Hop { rel_type: "KNOWS` RETURN 1 //".into(), reverse: false };
+/// assert!(traversal(&[spaced]).is_err());
+/// ```
+pub fn traversal(hops: &[Hop]) -> Result<String, QueryError> {
+    let mut pattern = String::from("(n0:Node {id: $from})");
+    for (i, hop) in hops.iter().enumerate() {
+        if !safe_identifier(&hop.rel_type) {
+            return Err(QueryError::Invalid(format!(
+                "{:?} is not a relationship type",
+                hop.rel_type
+            )));
+        }
+        let (left, right) = if hop.reverse {
+            ("<-", "-")
+        } else {
+            ("-", "->")
+        };
+        pattern.push_str(&format!(
+            "{left}[:{}]{right}(n{}:Node)",
+            hop.rel_type,
+            i + 1
+        ));
+    }
+    Ok(format!(
+        "MATCH p = {pattern} WHERE all(x IN nodes(p) WHERE x.tenant = $tenant) \
+         AND ($at IS NULL OR all(r IN relationships(p) WHERE (r.t_invalid IS NULL OR r.t_invalid > $at) \
+           AND (NOT $begun OR r.t_valid IS NULL OR r.t_valid <= $at))) \
+         WITH p LIMIT $limit \
+         RETURN [x IN nodes(p) | {{id: x.id, labels: [l IN labels(x) WHERE l <> 'Node'], properties: properties(x)}}] AS path",
+    ))
 }
 
 /// Which relationships a traversal follows.
@@ -805,6 +828,17 @@ mod tests {
             unwritten.is_empty(),
             "read but never written: {unwritten:?}"
         );
+    }
+
+    #[test]
+    fn no_instant_doubles_as_a_switch() {
+        // "No instant" is a null parameter: a negative instant (before 1970) is an instant like
+        // any other, not "now" (`tests/tests/injection.rs` asks for `as_of=-1`).
+        let cypher = cypher_literals().join("\n") + ENTITY_TAIL;
+        assert!(cypher.contains("$at IS NULL") && cypher.contains("$as_of IS NULL"));
+        for sentinel in ["$at < 0", "$at >= 0", "$as_of < 0", "$as_of >= 0"] {
+            assert!(!cypher.contains(sentinel), "{sentinel} in the reads");
+        }
     }
 
     #[test]
