@@ -279,6 +279,45 @@ impl Default for RunConfig {
     }
 }
 
+/// `[serve.tls]`: serve HTTPS directly (`epigraph::serve::tls`). Both files empty (the default) serves plain HTTP.
+///
+/// ```toml
+/// [serve.tls]
+/// cert_file = "/etc/epigraph/tls/fullchain.pem"   # the server certificate, then its chain
+/// key_file = "/etc/epigraph/tls/privkey.pem"      # PKCS#8, PKCS#1 (RSA) or SEC1 (EC), PEM
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TlsConfig {
+    /// PEM file with the server certificate first, then the intermediate certificates.
+    pub cert_file: String,
+    /// PEM file with the certificate's private key.
+    pub key_file: String,
+}
+
+impl TlsConfig {
+    /// Whether HTTPS is configured; one file without the other is an error.
+    ///
+    /// ```
+    /// use epigraph::config::TlsConfig;
+    /// assert!(!TlsConfig::default().enabled().unwrap());
+    /// let half = TlsConfig { cert_file: "cert.pem".into(), key_file: String::new() };
+    /// assert!(half.enabled().unwrap_err().to_string().contains("serve.tls.key_file"));
+    /// ```
+    pub fn enabled(&self) -> anyhow::Result<bool> {
+        match (self.cert_file.is_empty(), self.key_file.is_empty()) {
+            (true, true) => Ok(false),
+            (false, false) => Ok(true),
+            (false, true) => {
+                anyhow::bail!("serve.tls.cert_file is set but serve.tls.key_file is not")
+            }
+            (true, false) => {
+                anyhow::bail!("serve.tls.key_file is set but serve.tls.cert_file is not")
+            }
+        }
+    }
+}
+
 /// How `epigraph serve` listens, authenticates and ranks.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -287,7 +326,7 @@ pub struct ServeConfig {
     pub listen: String,
     /// HTTPS: a certificate chain and its key (PEM). Unset (the default), the service speaks
     /// plain HTTP: on loopback, or behind a proxy that terminates TLS (docs/query.md, "TLS").
-    pub tls: crate::serve::tls::TlsConfig,
+    pub tls: TlsConfig,
     /// Tenant used when a request names none. Default `default`.
     pub default_tenant: String,
     /// Largest `k` a search may ask for. Default 100.

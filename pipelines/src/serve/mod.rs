@@ -495,7 +495,7 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
     auth::check_listen(&config.serve, &addr)?;
     // Read the certificate before anything else: a wrong path fails at once.
     let tls = if config.serve.tls.enabled()? {
-        Some(config.serve.tls.acceptor()?)
+        Some(tls::acceptor(&config.serve.tls)?)
     } else {
         None
     };

@@ -18,7 +18,6 @@ use anyhow::{Context, Result, bail};
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
-use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls;
@@ -26,64 +25,31 @@ use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tracing::{debug, warn};
 
-/// `[serve.tls]`: serve HTTPS directly. Both files empty (the default) serves plain HTTP.
-///
-/// ```toml
-/// [serve.tls]
-/// cert_file = "/etc/epigraph/tls/fullchain.pem"   # the server certificate, then its chain
-/// key_file = "/etc/epigraph/tls/privkey.pem"      # PKCS#8, PKCS#1 (RSA) or SEC1 (EC), PEM
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TlsConfig {
-    /// PEM file with the server certificate first, then the intermediate certificates.
-    pub cert_file: String,
-    /// PEM file with the certificate's private key.
-    pub key_file: String,
-}
+pub use crate::config::TlsConfig;
 
-impl TlsConfig {
-    /// Whether HTTPS is configured; one file without the other is an error.
-    ///
-    /// ```
-    /// use epigraph::serve::tls::TlsConfig;
-    /// assert!(!TlsConfig::default().enabled().unwrap());
-    /// let half = TlsConfig { cert_file: "cert.pem".into(), key_file: String::new() };
-    /// assert!(half.enabled().unwrap_err().to_string().contains("serve.tls.key_file"));
-    /// ```
-    pub fn enabled(&self) -> Result<bool> {
-        match (self.cert_file.is_empty(), self.key_file.is_empty()) {
-            (true, true) => Ok(false),
-            (false, false) => Ok(true),
-            (false, true) => bail!("serve.tls.cert_file is set but serve.tls.key_file is not"),
-            (true, false) => bail!("serve.tls.key_file is set but serve.tls.cert_file is not"),
-        }
-    }
-
-    /// The rustls acceptor for these files, offering HTTP/2 and HTTP/1.1.
-    pub fn acceptor(&self) -> Result<TlsAcceptor> {
-        let chain = read_chain(Path::new(&self.cert_file))?;
-        let key = PrivateKeyDer::from_pem_file(&self.key_file).map_err(|error| {
-            anyhow::anyhow!(
-                "serve.tls.key_file {:?}: no private key read: {error}",
-                self.key_file
+/// The rustls acceptor for `files`, offering HTTP/2 and HTTP/1.1.
+pub fn acceptor(files: &TlsConfig) -> Result<TlsAcceptor> {
+    let chain = read_chain(Path::new(&files.cert_file))?;
+    let key = PrivateKeyDer::from_pem_file(&files.key_file).map_err(|error| {
+        anyhow::anyhow!(
+            "serve.tls.key_file {:?}: no private key read: {error}",
+            files.key_file
+        )
+    })?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .context("TLS protocol versions")?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .with_context(|| {
+            format!(
+                "serve.tls: the key in {:?} does not go with the certificate in {:?}, or one of them is not supported",
+                files.key_file, files.cert_file
             )
         })?;
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .context("TLS protocol versions")?
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .with_context(|| {
-                format!(
-                    "serve.tls: the key in {:?} does not go with the certificate in {:?}, or one of them is not supported",
-                    self.key_file, self.cert_file
-                )
-            })?;
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        Ok(TlsAcceptor::from(Arc::new(config)))
-    }
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
 fn read_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
@@ -230,7 +196,7 @@ mod tests {
     #[tokio::test]
     async fn https_answers_over_http1_and_http2_refuses_plain_http_and_stops_gracefully() {
         let dir = tempfile::tempdir().unwrap();
-        let acceptor = files(dir.path()).acceptor().unwrap();
+        let acceptor = acceptor(&files(dir.path())).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let app =
@@ -298,7 +264,7 @@ mod tests {
 
     /// The error of building the acceptor (the acceptor itself has no `Debug`).
     fn refusal(config: &TlsConfig) -> String {
-        match config.acceptor() {
+        match acceptor(config) {
             Ok(_) => panic!("{config:?} was accepted"),
             Err(error) => format!("{error:#}"),
         }
