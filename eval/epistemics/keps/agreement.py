@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Inter-annotator agreement on the KEP epistemic set (stdlib only).
+"""Inter-annotator agreement on a KEP or PEP epistemic set (stdlib only).
 
 Usage:
     python3 eval/epistemics/keps/agreement.py [SET_DIR]
@@ -26,6 +26,14 @@ from itertools import permutations
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 KEPS = os.path.join(REPO, "tests", "fixtures", "keps", "keps")
+PEPS = os.path.join(REPO, "tests", "fixtures", "peps")
+
+
+def path_of(doc):
+    """A KEP folder (`sig-node/753-sidecar-containers`) or a PEP file (`pep-0008`)."""
+    if doc.startswith("pep-"):
+        return os.path.join(PEPS, doc + ".rst")
+    return os.path.join(KEPS, doc)
 RELATIONS = ["SUPERSEDES", "CONTRADICTS", "SUPPORTS", "BASED_ON", "IMPLEMENTS", "REFINES",
              "ANSWERS", "RELATION_CHANGE"]
 
@@ -38,6 +46,9 @@ def lines(path):
 
 
 def text_of(kep):
+    if kep.startswith("pep-"):
+        with open(path_of(kep), encoding="utf-8") as f:
+            return f.read()
     out = ""
     for name in ("README.md", "kep.yaml"):
         p = os.path.join(KEPS, kep, name)
@@ -51,10 +62,10 @@ def check(groups, judged, labels, who):
     errors = []
     group_of = {}
     for g in groups:
-        for k in g["keps"]:
+        for k in g.get("keps") or g.get("docs") or []:
             group_of[k] = g["group"]
-            if not os.path.isdir(os.path.join(KEPS, k)):
-                errors.append("%s: no KEP folder %s" % (who, k))
+            if not os.path.exists(path_of(k)):
+                errors.append("%s: no document %s" % (who, k))
     for p in judged:
         if group_of.get(p["a"]) != p["group"] or group_of.get(p["b"]) != p["group"]:
             errors.append("%s: judged pair outside its group: %s" % (who, p))

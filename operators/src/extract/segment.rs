@@ -463,9 +463,14 @@ fn header_block(lines: &[(usize, &str)], start: usize, out: &mut Vec<Unit>) -> u
     let under_title = start > 0;
     let lines = &lines[start..];
     // `Status: Accepted`, `Superseded-By: 345`, and the spaced keys of written-out headers
-    // (`Owning SIG: sig-cli`, `Last updated: …`, `Superseded by: …`): up to three words.
+    // (`Owning SIG: sig-cli`, `Last updated: …`, `Superseded by: …`): up to three words. An
+    // empty field (a PEP's `Post-History:`) belongs to the block too, past its first line.
     let is_header = |line: &str| {
-        line.split_once(": ").is_some_and(|(key, _)| {
+        let key = line
+            .split_once(": ")
+            .map(|(key, _)| key)
+            .or_else(|| line.trim_end().strip_suffix(':'));
+        key.is_some_and(|key| {
             let words = key.split(' ').count();
             !key.is_empty()
                 && key.len() <= 30
@@ -487,7 +492,7 @@ fn header_block(lines: &[(usize, &str)], start: usize, out: &mut Vec<Unit>) -> u
         && first
             .split_once(": ")
             .is_some_and(|(key, _)| METADATA_KEYS.contains(&key.to_ascii_lowercase().as_str()));
-    if !(is_header(first) && (second_is_header || lone_metadata)) {
+    if !(first.contains(": ") && is_header(first) && (second_is_header || lone_metadata)) {
         return start;
     }
     let mut i = 0;
@@ -529,6 +534,9 @@ fn header_block(lines: &[(usize, &str)], start: usize, out: &mut Vec<Unit>) -> u
 /// let fields = header_fields(body);
 /// assert_eq!(fields[1].0, "author");
 /// assert!(fields[1].1.ends_with("Barry Warsaw <barry@python.org>"));
+/// // An empty field does not end the block: PEP 101's `Replaces:` comes after one.
+/// let pep = "PEP: 101\nStatus: Active\nPost-History:\nReplaces: 102\n\nText.";
+/// assert_eq!(header_fields(pep).last().unwrap(), &("replaces".to_string(), "102".to_string()));
 /// ```
 pub fn header_fields(body: &str) -> Vec<(String, String)> {
     let lines = lines_with_offsets(body);

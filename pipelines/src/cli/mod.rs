@@ -133,21 +133,24 @@ pub enum EvalCommand {
     /// Supersession, contradiction and answered questions on a generated corpus (`epigraph
     /// gen`): precision/recall of the judged edges against its labels; prints JSON.
     ///
-    /// With `--keps <dir>`: on the blind-labelled Kubernetes enhancement proposals
-    /// (`eval/epistemics/keps`), per relation at the document-pair level, for one split (read
-    /// the `test` split once, at the end of a change).
+    /// With `--keps <dir>` (alias `--set`): on a blind-labelled set of real design documents,
+    /// per relation at the document-pair level, for one split (read the `test` split once, at
+    /// the end of a change): the Kubernetes enhancement proposals (`eval/epistemics/keps*`) or
+    /// the Python enhancement proposals (`eval/epistemics/peps`, with `--kep-root
+    /// tests/fixtures/peps`).
     Epistemics {
         /// The generated corpus folder.
         #[arg(long, required_unless_present = "keps", conflicts_with = "keps")]
         generated: Option<PathBuf>,
-        /// The labelled KEP set (`groups.jsonl`, `judged_pairs.jsonl`, `labels.jsonl`).
-        #[arg(long)]
+        /// The labelled set (`groups.jsonl`, `judged_pairs.jsonl`, `labels.jsonl`).
+        #[arg(long, visible_alias = "set")]
         keps: Option<PathBuf>,
         /// With `--keps`: the split, `dev` or `test`.
         #[arg(long, default_value = "dev")]
         split: String,
-        /// With `--keps`: the folder holding the KEPs (`<sig>/<number-name>/{README.md,kep.yaml}`).
-        #[arg(long, default_value = "tests/fixtures/keps/keps")]
+        /// With `--keps`: the folder holding the documents: KEPs as
+        /// `<sig>/<number-name>/{README.md,kep.yaml}`, PEPs as `pep-NNNN.rst`.
+        #[arg(long, visible_alias = "doc-root", default_value = "tests/fixtures/keps/keps")]
         kep_root: PathBuf,
     },
     /// Identity resolution on a generated corpus (`epigraph gen`): pairwise and B-cubed

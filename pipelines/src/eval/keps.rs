@@ -57,7 +57,9 @@ pub struct Group {
     /// What the group is about.
     #[serde(default)]
     pub theme: String,
-    /// KEP ids: `<sig>/<number-name>`.
+    /// Document ids: KEPs as `<sig>/<number-name>`, PEPs as `pep-NNNN` (`docs` in a PEP set's
+    /// file, `keps` in a KEP set's).
+    #[serde(alias = "docs")]
     pub keps: Vec<String>,
 }
 
@@ -190,6 +192,39 @@ pub fn kep_document(root: &Path, id: &str) -> Result<(String, String)> {
     Ok((title, format!("{header}\n{readme}")))
 }
 
+/// A PEP as one document: its reStructuredText file verbatim (the RFC 822 header block with
+/// `Status:`, `Created:`, `Replaces:`/`Superseded-By:`, `Resolution:` above the body), titled by
+/// its `Title:` header. The documents source reads a `.rst` file the same way.
+///
+/// ```no_run
+/// let (title, text) = epigraph::eval::keps::pep_document(
+///     std::path::Path::new("tests/fixtures/peps"), "pep-0008").unwrap();
+/// assert_eq!(title, "Style Guide for Python Code");
+/// assert!(text.starts_with("PEP: 8\n"));
+/// ```
+pub fn pep_document(root: &Path, id: &str) -> Result<(String, String)> {
+    let path = root.join(format!("{id}.rst"));
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let title = text
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .find_map(|l| l.strip_prefix("Title:"))
+        .map(|t| t.trim().to_string())
+        .unwrap_or_else(|| id.to_string());
+    Ok((title, text))
+}
+
+/// One labelled document of a set: a PEP (`pep-NNNN`, a `.rst` file under `root`) or a KEP
+/// (`<sig>/<number-name>`, a folder under `root`).
+pub fn labelled_document(root: &Path, id: &str) -> Result<(String, String)> {
+    if id.starts_with("pep-") {
+        pep_document(root, id)
+    } else {
+        kep_document(root, id)
+    }
+}
+
 /// Reads the set's groups.
 pub fn read_groups(dir: &Path) -> Result<Vec<Group>> {
     read_lines(&dir.join("groups.jsonl"))
@@ -227,7 +262,7 @@ pub fn evaluate_keps(
         .collect();
     let mut versions = Vec::new();
     for kep in group_of.keys() {
-        let (title, text) = kep_document(root, kep)?;
+        let (title, text) = labelled_document(root, kep)?;
         let mut version = SourceVersion::new("keps", kep, SourceKind::Document, &text);
         version.title = Some(title);
         version.occurred_at = declared_date(&text);
@@ -451,5 +486,38 @@ mod tests {
         assert!(
             evaluate_keps(Arc::new(Extractor::bundled()), dir.path(), &root(), "test").is_err()
         );
+    }
+
+    /// A PEP set names its documents `docs`: 102's header says it is superseded by 101, the
+    /// pair goes through the same path and is scored.
+    #[test]
+    fn a_pep_set_reads_rst_files_and_scores_their_header_replacement() {
+        let peps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/peps");
+        let (title, text) = pep_document(&peps, "pep-0102").expect("the fixture reads");
+        assert_eq!(title, "Doing Python Micro Releases");
+        assert!(text.starts_with("PEP: 102\n"));
+        assert!(declared_date(&text).is_some(), "Created: 09-Jan-2002 is a date");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("groups.jsonl"),
+            r#"{"group":"p1","split":"dev","docs":["pep-0101","pep-0102"]}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("judged_pairs.jsonl"),
+            r#"{"group":"p1","a":"pep-0101","b":"pep-0102"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("labels.jsonl"),
+            r#"{"group":"p1","from":"pep-0101","to":"pep-0102","relation":"SUPERSEDES"}"#,
+        )
+        .unwrap();
+        let report =
+            evaluate_keps(Arc::new(Extractor::bundled()), dir.path(), &peps, "dev").unwrap();
+        assert_eq!(report.documents, 2);
+        let supersedes = &report.relations["SUPERSEDES"];
+        assert_eq!(supersedes.gold, 1, "{supersedes:#?}");
+        assert_eq!(supersedes.correct, 1, "{supersedes:#?}");
     }
 }
