@@ -48,6 +48,7 @@ pub struct CitationRules {
     edges: Vec<(String, CueSet)>,
     min_shared: usize,
     uncued: Option<String>,
+    contrasts: Option<CueSet>,
     extensions: Option<ExtensionRules>,
 }
 
@@ -59,6 +60,12 @@ static KEY: LazyLock<Regex> = LazyLock::new(|| {
 static LINK: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(kep|pep)s/(?:[a-z0-9-]+/)?0*(\d{1,5})-|\b(pep)-0*(\d{1,5})\b")
         .expect("the link pattern compiles")
+});
+
+/// A reStructuredText role naming a document: ``:pep:`8` ``, ``:pep:`the style guide <8>` ``,
+/// ``:rfc:`2616#section-3` `` (PEPs cite each other this way).
+static ROLE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i):([a-z]{3}):`(?:[^`<]*<)?0*(\d{1,5})\b").expect("the role pattern compiles")
 });
 
 /// A number that names a document without its family: an issue-style `#4381` or
@@ -95,6 +102,15 @@ impl CitationRules {
             edges,
             min_shared: spec.min_shared,
             uncued: spec.uncued.as_ref().map(|u| u.edge.clone()),
+            contrasts: spec
+                .uncued
+                .as_ref()
+                .filter(|u| !u.contrasts.is_empty())
+                .map(|u| CueSet::new(&u.contrasts))
+                .transpose()
+                .map_err(|err| {
+                    OntologyError::Invalid(format!("[epistemics.citations.uncued] {err}"))
+                })?,
             extensions: spec
                 .extensions
                 .as_ref()
@@ -124,6 +140,11 @@ impl CitationRules {
     /// let families = |keys: Vec<(usize, String)>| keys.into_iter().map(|(_, k)| k).collect::<Vec<_>>();
     /// assert!(families(cites.keys("Now #4381 defines the base.")).contains(&"kep 4381".to_string()));
     /// assert!(families(cites.keys("see [DRA](../3063-dynamic-resource-allocation/README.md)")).contains(&"kep 3063".to_string()));
+    /// // reStructuredText roles, as PEPs write them.
+    /// assert_eq!(
+    ///     families(cites.keys("See :pep:`212` and :pep:`the style guide <8>`.")),
+    ///     ["pep 212", "pep 8"]
+    /// );
     /// // A list number or a year is no key.
     /// assert!(cites.keys("Step #2 runs in 2024.").is_empty());
     /// ```
@@ -145,6 +166,14 @@ impl CitationRules {
             let family = family.as_str().to_lowercase();
             if self.families.contains(&family)
                 && let Ok(n) = number.as_str().parse::<u64>()
+            {
+                out.push((c.get(0).map_or(0, |m| m.start()), format!("{family} {n}")));
+            }
+        }
+        for c in ROLE.captures_iter(text) {
+            let family = c[1].to_lowercase();
+            if self.families.contains(&family)
+                && let Ok(n) = c[2].parse::<u64>()
             {
                 out.push((c.get(0).map_or(0, |m| m.start()), format!("{family} {n}")));
             }
@@ -265,6 +294,8 @@ impl CitationRules {
     /// // A cue says how: the cued edge, not the default.
     /// assert!(cites.uncued("This KEP builds on KEP-2232.").is_empty());
     /// assert!(cites.uncued("Replaces: /keps/sig-scheduling/583-coscheduling").is_empty());
+    /// // A contrast is no ground.
+    /// assert!(cites.uncued("Unlike PEP 343, the templates here are reusable.").is_empty());
     /// ```
     pub fn uncued(&self, text: &str) -> Vec<(String, String)> {
         self.uncued_keys(text, self.keys(text))
@@ -280,6 +311,10 @@ impl CitationRules {
         if names_documents_in_header(text)
             || only_link_definitions(text)
             || !self.cues(text).is_empty()
+            || self
+                .contrasts
+                .as_ref()
+                .is_some_and(|c| !c.find_all(text).is_empty())
         {
             return Vec::new();
         }

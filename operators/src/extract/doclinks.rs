@@ -24,6 +24,8 @@ const SUCCESSOR_FIELDS: [&str; 4] = [
 ];
 /// Fields naming the documents this one replaces.
 const PREDECESSOR_FIELDS: [&str; 4] = ["replaces", "supersedes", "obsoletes", "replaced"];
+/// Fields naming the documents this one builds on (a PEP's `Requires: 256, 257`).
+const REQUIRED_FIELDS: [&str; 3] = ["requires", "depends-on", "depends on"];
 /// Header fields naming other documents by which one replaced which.
 pub(crate) const LINK_FIELDS: [&str; 8] = [
     "superseded-by",
@@ -45,6 +47,8 @@ pub enum DocRole {
     SupersededBy,
     /// This document replaces the keyed one.
     Replaces,
+    /// This document requires the keyed one (`Requires:`): it builds on it.
+    Requires,
 }
 
 /// One statement of a header about a document key, e.g. (`pep 314`, [`DocRole::SupersededBy`]).
@@ -77,6 +81,11 @@ pub struct DocLink {
 ///     ("pep 314".to_string(), DocRole::Is),
 ///     ("pep 241".to_string(), DocRole::Replaces),
 ///     ("pep 345".to_string(), DocRole::SupersededBy),
+/// ]);
+/// // A document it requires is one it builds on.
+/// assert_eq!(header_links("PEP: 258\nRequires: 256, 257\n\nText.")[1..], [
+///     ("pep 256".to_string(), DocRole::Requires),
+///     ("pep 257".to_string(), DocRole::Requires),
 /// ]);
 /// // KEPs name each other by their folders.
 /// assert_eq!(header_links("KEP: 4671\nStatus: implementable\nReplaces: keps/sig-scheduling/583-coscheduling\n\nText."), [
@@ -116,6 +125,8 @@ pub fn header_links(body: &str) -> Vec<(String, DocRole)> {
             DocRole::SupersededBy
         } else if PREDECESSOR_FIELDS.contains(&key.as_str()) {
             DocRole::Replaces
+        } else if REQUIRED_FIELDS.contains(&key.as_str()) {
+            DocRole::Requires
         } else {
             continue;
         };
@@ -244,7 +255,7 @@ fn number(value: &str) -> Option<u64> {
 /// `SUPERSEDES` edges between the source nodes of numbered documents, from what their headers
 /// say: a document whose `Superseded-By:` names a key is replaced by the document with that key,
 /// and a document whose `Replaces:` names a key replaces it. Valid from when the newer one was
-/// written.
+/// written. A document whose `Requires:` names a key gets a `BASED_ON` edge to it.
 pub(crate) fn document_supersessions<'s, T>(
     links: VecCollection<'s, T, DocLink>,
 ) -> VecCollection<'s, T, GraphElement>
@@ -264,18 +275,23 @@ where
                 DocRole::SupersededBy => (owner, reference),
                 _ => (reference, owner),
             };
+            let edge = match reference.role {
+                DocRole::Requires => "BASED_ON".to_string(),
+                _ => "SUPERSEDES".to_string(),
+            };
             (
                 tenant.clone(),
+                edge,
                 newer.node_id.clone(),
                 older.node_id.clone(),
                 newer.occurred_at,
                 newer.recorded_at.max(older.recorded_at),
             )
         })
-        .filter(|(_, newer, older, ..)| newer != older)
+        .filter(|(_, _, newer, older, ..)| newer != older)
         .distinct()
-        .map(|(tenant, newer, older, t_valid, recorded_at)| {
-            let mut edge = Relation::structural(&tenant, "SUPERSEDES", &newer, &older, None);
+        .map(|(tenant, edge, newer, older, t_valid, recorded_at)| {
+            let mut edge = Relation::structural(&tenant, &edge, &newer, &older, None);
             edge.t_valid = t_valid;
             edge.recorded_at = recorded_at;
             GraphElement::Relation(edge)

@@ -227,6 +227,10 @@ pub struct ExtensionsSpec {
 pub struct UncuedSpec {
     /// The relationship type (an edge of `edges.toml`), usually `BASED_ON`.
     pub edge: String,
+    /// Phrases that make the reference a contrast, not a ground ("Unlike PEP 343, …", "PEP 310
+    /// uses 'with' instead"): a statement with one draws no uncued edge.
+    #[serde(default)]
+    pub contrasts: Vec<String>,
 }
 
 /// `[[epistemics.citations.edge]]`.

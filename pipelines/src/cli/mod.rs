@@ -150,7 +150,11 @@ pub enum EvalCommand {
         split: String,
         /// With `--keps`: the folder holding the documents: KEPs as
         /// `<sig>/<number-name>/{README.md,kep.yaml}`, PEPs as `pep-NNNN.rst`.
-        #[arg(long, visible_alias = "doc-root", default_value = "tests/fixtures/keps/keps")]
+        #[arg(
+            long,
+            visible_alias = "doc-root",
+            default_value = "tests/fixtures/keps/keps"
+        )]
         kep_root: PathBuf,
     },
     /// Identity resolution on a generated corpus (`epigraph gen`): pairwise and B-cubed

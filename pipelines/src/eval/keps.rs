@@ -496,7 +496,10 @@ mod tests {
         let (title, text) = pep_document(&peps, "pep-0102").expect("the fixture reads");
         assert_eq!(title, "Doing Python Micro Releases");
         assert!(text.starts_with("PEP: 102\n"));
-        assert!(declared_date(&text).is_some(), "Created: 09-Jan-2002 is a date");
+        assert!(
+            declared_date(&text).is_some(),
+            "Created: 09-Jan-2002 is a date"
+        );
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("groups.jsonl"),
