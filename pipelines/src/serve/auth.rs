@@ -111,13 +111,16 @@ pub fn caller(config: &ServeConfig, headers: &HeaderMap) -> Caller {
 /// assert_eq!(tenant_parameter(Some("q=x&tenant=acme")), Some("acme".to_string()));
 /// assert_eq!(tenant_parameter(Some("q=tenant")), None);
 /// assert_eq!(tenant_parameter(None), None);
+/// // Decoded as the routes decode their parameters: `%61cme` is `acme`, `+` a space.
+/// assert_eq!(tenant_parameter(Some("tenant=%61cme")), Some("acme".to_string()));
+/// assert_eq!(tenant_parameter(Some("ten%61nt=b+c")), Some("b c".to_string()));
 /// ```
 pub fn tenant_parameter(query: Option<&str>) -> Option<String> {
-    query?
-        .split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .find(|(key, _)| *key == "tenant")
-        .map(|(_, value)| value.to_string())
+    serde_urlencoded::from_str::<Vec<(String, String)>>(query?)
+        .ok()?
+        .into_iter()
+        .find(|(key, _)| key == "tenant")
+        .map(|(_, value)| value)
 }
 
 /// Headers a reverse proxy adds to the requests it relays.
