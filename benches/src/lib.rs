@@ -1,5 +1,46 @@
 //! Benchmarks of epigraph. `cargo bench --workspace --bench <name>` runs a criterion bench of
 //! `benches/`; results are written down in `docs/benchmarks.md` with the machine and command.
+//! The long jobs of `src/bin/` share what they need to drive the `epigraph` program from here.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// The `epigraph` program built beside the bench (`EPIGRAPH_BIN` overrides it).
+pub use epigraph_tests::binary as epigraph_binary;
+
+/// Runs `epigraph <args>` with `envs` to its end; its standard output, or an error with its
+/// standard error when it fails.
+///
+/// ```
+/// let missing = std::path::Path::new("/nonexistent/epigraph");
+/// let err = epigraph_benches::run_epigraph(missing, [("RUST_LOG", "warn")], &["run"]).unwrap_err();
+/// assert!(err.to_string().contains("running epigraph [\"run\"]"));
+/// ```
+pub fn run_epigraph<K, V>(
+    bin: &Path,
+    envs: impl IntoIterator<Item = (K, V)>,
+    args: &[&str],
+) -> Result<String>
+where
+    K: AsRef<OsStr>,
+    V: AsRef<OsStr>,
+{
+    let output = Command::new(bin)
+        .args(args)
+        .envs(envs)
+        .output()
+        .with_context(|| format!("running epigraph {args:?}"))?;
+    if !output.status.success() {
+        bail!(
+            "epigraph {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
 
 /// A synthetic document body of about `bytes` bytes, deterministic in `seed`.
 ///

@@ -17,6 +17,50 @@ pub const SLIPPED: &str = "Heads up, the Project Atlas launch slips to June 3, 2
 /// An open question nobody answers.
 pub const QUESTION: &str = "Who will sign the Lighthouse Fund SAFE for us?";
 
+/// A second tenant's corpus, built to look like the first one's in shape (a plan that slips, an
+/// open question, a contradiction between a document and an e-mail) with none of its words: the
+/// tenant-isolation and injection tests look for it where it must never be.
+///
+/// ```
+/// let lines = epigraph_tests::corpus::zanzibar();
+/// assert_eq!(lines.len(), 5);
+/// assert!(lines.iter().all(|l| l.contains("Zanzibar")));
+/// ```
+pub fn zanzibar() -> [String; 5] {
+    [
+        event(
+            "chat",
+            "z/1",
+            0,
+            "Project Zanzibar launch is planned for May 13, 2027.",
+        ),
+        event(
+            "chat",
+            "z/2",
+            8,
+            "Heads up, the Project Zanzibar launch slips to June 3, 2027.",
+        ),
+        event(
+            "chat",
+            "z/3",
+            3,
+            "Who will sign the Zanzibar wire instructions?",
+        ),
+        event(
+            "document",
+            "z-sheet",
+            1,
+            "Zanzibar Capital offers a €500K SAFE at a €4M valuation cap.",
+        ),
+        event(
+            "email",
+            "z-memo",
+            2,
+            "Zanzibar Capital will invest €300K on a SAFE at a €5M valuation cap.",
+        ),
+    ]
+}
+
 /// A webhook event line (`epigraph ingest events`) upserting `body` as source `id`, written on
 /// `day` after [`T0`].
 ///

@@ -423,6 +423,25 @@ pub fn ingest(env: &TestEnv, args: &[&str]) -> serde_json::Value {
     last_json_line(&env.epigraph(&all))
 }
 
+/// Two tenants side by side: `a_lines` for the environment's own tenant, the
+/// [`corpus::zanzibar`] lines for `b`, both published with `epigraph ingest events` and built by
+/// one `epigraph run --until-idle`.
+pub fn ingest_two_tenants(env: &TestEnv, a_lines: &[String], b: &str) {
+    let a_file = env.dir.path().join("a.jsonl");
+    std::fs::write(&a_file, a_lines.join("\n") + "\n").expect("events");
+    ingest(env, &["events", a_file.to_str().expect("utf-8")]);
+    let b_file = env.dir.path().join("b.jsonl");
+    std::fs::write(&b_file, corpus::zanzibar().join("\n") + "\n").expect("events");
+    env.epigraph(&[
+        "ingest",
+        "events",
+        b_file.to_str().expect("utf-8"),
+        "--tenant",
+        b,
+    ]);
+    env.run_until_idle();
+}
+
 /// `bytes` of base64-like text that lz4 cannot shrink much (a seeded pseudo-random stream, 76
 /// characters a line, lines ended by `line_end`): the broker sees nearly all of it.
 pub fn incompressible_text(bytes: usize, seed: u64, line_end: &str) -> String {

@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use epigraph_tests::corpus::{MEMO, PLANNED, SHEET, SLIPPED, event};
-use epigraph_tests::{TestEnv, http_get_with, http_post, ingest, neo4j, serial};
+use epigraph_tests::{TestEnv, http_get_with, http_post, neo4j, serial};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -116,51 +116,7 @@ async fn nothing_of_another_tenant_comes_back_through_any_route_or_tool() {
         event("chat", "atlas/1", 0, PLANNED),
         event("chat", "atlas/2", 8, SLIPPED),
     ];
-    let b_lines = [
-        event(
-            "chat",
-            "z/1",
-            0,
-            "Project Zanzibar launch is planned for May 13, 2027.",
-        ),
-        event(
-            "chat",
-            "z/2",
-            8,
-            "Heads up, the Project Zanzibar launch slips to June 3, 2027.",
-        ),
-        event(
-            "chat",
-            "z/3",
-            3,
-            "Who will sign the Zanzibar wire instructions?",
-        ),
-        event(
-            "document",
-            "z-sheet",
-            1,
-            "Zanzibar Capital offers a €500K SAFE at a €4M valuation cap.",
-        ),
-        event(
-            "email",
-            "z-memo",
-            2,
-            "Zanzibar Capital will invest €300K on a SAFE at a €5M valuation cap.",
-        ),
-    ];
-    let a_file = env.dir.path().join("a.jsonl");
-    std::fs::write(&a_file, a_lines.join("\n") + "\n").expect("events");
-    ingest(&env, &["events", a_file.to_str().expect("utf-8")]);
-    let b_file = env.dir.path().join("b.jsonl");
-    std::fs::write(&b_file, b_lines.join("\n") + "\n").expect("events");
-    env.epigraph(&[
-        "ingest",
-        "events",
-        b_file.to_str().expect("utf-8"),
-        "--tenant",
-        &b,
-    ]);
-    env.run_until_idle();
+    epigraph_tests::ingest_two_tenants(&env, &a_lines, &b);
     let memories = node_ids(&b, "Memory").await;
     let entities = node_ids(&b, "Entity").await;
     assert!(

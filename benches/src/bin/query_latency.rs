@@ -15,7 +15,6 @@
 //! ```
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -50,18 +49,6 @@ struct Args {
     requests: usize,
 }
 
-fn epigraph_binary() -> Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let bin = exe.parent().context("binary folder")?.join("epigraph");
-    if !bin.exists() {
-        bail!(
-            "{} is missing: cargo build --workspace --all-targets",
-            bin.display()
-        );
-    }
-    Ok(bin)
-}
-
 /// A unit vector seeded by a hash of the text (FNV-1a, then xorshift).
 fn synthetic_vector(text: &str) -> Vec<f32> {
     let mut state = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
@@ -78,21 +65,6 @@ fn synthetic_vector(text: &str) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
     v.iter_mut().for_each(|x| *x /= norm);
     v
-}
-
-fn run(bin: &PathBuf, envs: &[(&str, String)], args: &[&str]) -> Result<String> {
-    let output = Command::new(bin)
-        .args(args)
-        .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
-        .output()
-        .with_context(|| format!("running epigraph {args:?}"))?;
-    if !output.status.success() {
-        bail!(
-            "epigraph {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -156,7 +128,7 @@ async fn main() -> Result<()> {
     let filter = format!("tenant = '{}'", args.tenant);
     let mut rows = reader.count(Some(filter.clone())).await?;
     if rows < args.memories {
-        let bin = epigraph_binary()?;
+        let bin = epigraph_benches::epigraph_binary();
         let envs = [
             ("EPIGRAPH_KAFKA__TOPIC_PREFIX", args.prefix.clone()),
             ("EPIGRAPH_LANCEDB__DIR", config.lancedb.dir.clone()),
@@ -171,9 +143,9 @@ async fn main() -> Result<()> {
         let t = Instant::now();
         if !corpus.join("events.jsonl").exists() {
             eprintln!("setup: generating {} events", args.events);
-            run(
+            epigraph_benches::run_epigraph(
                 &bin,
-                &envs,
+                envs.iter().map(|(k, v)| (*k, v.as_str())),
                 &[
                     "gen",
                     corpus.to_str().context("utf-8")?,
@@ -186,9 +158,9 @@ async fn main() -> Result<()> {
         }
         eprintln!("setup: publishing");
         let events = corpus.join("events.jsonl");
-        run(
+        epigraph_benches::run_epigraph(
             &bin,
-            &envs,
+            envs.iter().map(|(k, v)| (*k, v.as_str())),
             &[
                 "ingest",
                 "events",
@@ -198,7 +170,11 @@ async fn main() -> Result<()> {
             ],
         )?;
         eprintln!("setup: running the pipeline (no embedding)");
-        run(&bin, &envs, &["run", "--until-idle"])?;
+        epigraph_benches::run_epigraph(
+            &bin,
+            envs.iter().map(|(k, v)| (*k, v.as_str())),
+            &["run", "--until-idle"],
+        )?;
         rows = reader.count(Some(filter.clone())).await?;
         eprintln!(
             "setup: {rows} memory rows in {:.0} s",

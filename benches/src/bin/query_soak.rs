@@ -6,7 +6,8 @@
 //! (a closed loop would slow down with the server and hide a backlog), `--context-share` of them
 //! `POST /v1/context`, the rest `GET /v1/search`, with queries drawn from the corpus' own
 //! statements. An error is any answer that is not `2xx`, a transport failure, or no answer
-//! within 30 s.
+//! within 30 s; they are counted by kind (`errors_by_kind`: `overloaded_503` refused by the
+//! admission control, `timed_out` (408/504 or the client's 30 s), `other_status`, `transport`).
 //!
 //! Setup: `epigraph gen` writes an organisation of `--preload + --ingest-rate × --seconds`
 //! events into `$EPIGRAPH_HOME/soak-corpus-<n>`; the first `--preload` are published and built
@@ -84,8 +85,44 @@ struct Sample {
     at: f64,
     /// Latency in ms.
     ms: f64,
-    ok: bool,
+    outcome: Outcome,
     context: bool,
+}
+
+/// How a request ended: the errors apart, since they mean different things (a refusal by the
+/// admission control is the service protecting itself; a timeout is a request it could not
+/// serve in time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// `2xx`, body read.
+    Ok,
+    /// `503 Service Unavailable`: refused by the admission control (or a store down).
+    Overloaded,
+    /// `408`/`504` from the service, or no answer within the client's 30 s.
+    TimedOut,
+    /// Any other status.
+    OtherStatus,
+    /// The connection failed.
+    Transport,
+}
+
+impl Outcome {
+    const ERRORS: [(Outcome, &'static str); 4] = [
+        (Outcome::Overloaded, "overloaded_503"),
+        (Outcome::TimedOut, "timed_out"),
+        (Outcome::OtherStatus, "other_status"),
+        (Outcome::Transport, "transport"),
+    ];
+}
+
+/// The errors of some samples, by kind, as a JSON object.
+fn errors_by_kind<'a>(samples: impl Iterator<Item = &'a Sample> + Clone) -> Value {
+    let mut by_kind = serde_json::Map::new();
+    for (outcome, name) in Outcome::ERRORS {
+        let n = samples.clone().filter(|s| s.outcome == outcome).count();
+        by_kind.insert(name.into(), n.into());
+    }
+    Value::Object(by_kind)
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -141,17 +178,8 @@ impl Setup {
     }
 
     fn run(&self, args: &[&str]) -> Result<String> {
-        let output = self
-            .command(args)
-            .output()
-            .with_context(|| format!("running epigraph {args:?}"))?;
-        if !output.status.success() {
-            bail!(
-                "epigraph {args:?} failed: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        let envs = self.envs.iter().map(|(k, v)| (*k, v.as_str()));
+        epigraph_benches::run_epigraph(&self.bin, envs, args)
     }
 
     fn spawn(&self, name: &str, args: &[&str]) -> Result<Process> {
@@ -423,14 +451,24 @@ async fn main() -> Result<()> {
                     .send()
                     .await
             };
-            let ok = match answer {
-                Ok(r) => r.status().is_success() && r.bytes().await.is_ok(),
-                Err(_) => false,
+            let outcome = match answer {
+                Ok(r) if r.status().is_success() => match r.bytes().await {
+                    Ok(_) => Outcome::Ok,
+                    Err(e) if e.is_timeout() => Outcome::TimedOut,
+                    Err(_) => Outcome::Transport,
+                },
+                Ok(r) => match r.status().as_u16() {
+                    503 => Outcome::Overloaded,
+                    408 | 504 => Outcome::TimedOut,
+                    _ => Outcome::OtherStatus,
+                },
+                Err(e) if e.is_timeout() => Outcome::TimedOut,
+                Err(_) => Outcome::Transport,
             };
             samples.lock().await.push(Sample {
                 at: sent.duration_since(load_started).as_secs_f64(),
                 ms: sent.elapsed().as_secs_f64() * 1000.0,
-                ok,
+                outcome,
                 context,
             });
         });
@@ -482,7 +520,8 @@ async fn main() -> Result<()> {
         let line = json!({
             "window_s": [from, to.min(args.seconds as f64)],
             "requests": inside.len(),
-            "errors": inside.iter().filter(|s| !s.ok).count(),
+            "errors": inside.iter().filter(|s| s.outcome != Outcome::Ok).count(),
+            "errors_by_kind": errors_by_kind(inside.iter().copied()),
             "search_p50_ms": percentile(&search, 0.5), "search_p99_ms": percentile(&search, 0.99),
             "context_p50_ms": percentile(&context, 0.5), "context_p99_ms": percentile(&context, 0.99),
             "serve_rss_mib": max(|p| p.serve_rss),
@@ -512,7 +551,8 @@ async fn main() -> Result<()> {
         "refused_live": published.map(|p| p.1),
         "run_consumer_lag_at_end": lag_at_end,
         "requests": samples.len(),
-        "errors": samples.iter().filter(|s| !s.ok).count(),
+        "errors": samples.iter().filter(|s| s.outcome != Outcome::Ok).count(),
+        "errors_by_kind": errors_by_kind(samples.iter()),
         "search_p50_ms": percentile(&search, 0.5), "search_p99_ms": percentile(&search, 0.99),
         "context_p50_ms": percentile(&context, 0.5), "context_p99_ms": percentile(&context, 0.99),
         "serve_rss_mib_first_window": report.first().and_then(|w| w["serve_rss_mib"].as_f64()),

@@ -184,18 +184,6 @@ struct Ctx {
     rebuild_window: f64,
 }
 
-fn epigraph_binary() -> Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let bin = exe.parent().context("binary folder")?.join("epigraph");
-    if !bin.exists() {
-        bail!(
-            "{} is missing: cargo build --workspace --all-targets",
-            bin.display()
-        );
-    }
-    Ok(bin)
-}
-
 fn kafka(prefix: &str) -> KafkaConfig {
     KafkaConfig {
         topic_prefix: prefix.to_string(),
@@ -709,7 +697,7 @@ fn say(bar: &ProgressBar, line: String) {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<()> {
     let args = Args::parse();
-    let bin = epigraph_binary()?;
+    let bin = epigraph_benches::epigraph_binary();
     if !args.remove_views.is_empty() {
         for prefix in &args.remove_views {
             let setup = Setup {

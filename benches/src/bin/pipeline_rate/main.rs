@@ -116,18 +116,6 @@ fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     Some(round(sorted[i], 1))
 }
 
-fn epigraph_binary() -> Result<PathBuf> {
-    let exe = std::env::current_exe()?;
-    let bin = exe.parent().context("binary folder")?.join("epigraph");
-    if !bin.exists() {
-        bail!(
-            "{} is missing: cargo build --workspace --bins",
-            bin.display()
-        );
-    }
-    Ok(bin)
-}
-
 /// The environment of one pipeline: its own prefix, LanceDB folder, state folder and metrics port.
 #[derive(Clone, Debug)]
 struct Setup {
@@ -162,18 +150,7 @@ impl Setup {
 }
 
 fn run_epigraph(bin: &Path, setup: &Setup, args: &[&str]) -> Result<String> {
-    let output = Command::new(bin)
-        .args(args)
-        .envs(setup.envs())
-        .output()
-        .with_context(|| format!("running epigraph {args:?}"))?;
-    if !output.status.success() {
-        bail!(
-            "epigraph {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    epigraph_benches::run_epigraph(bin, setup.envs(), args)
 }
 
 fn spawn_run(bin: &Path, setup: &Setup, out: &Path, name: &str, args: &[&str]) -> Result<Child> {
@@ -476,7 +453,7 @@ async fn main() -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("/tmp/prate-{pid}")));
     std::fs::create_dir_all(&out)?;
-    let bin = epigraph_binary()?;
+    let bin = epigraph_benches::epigraph_binary();
     let config = EpigraphConfig::load(None).map_err(|e| anyhow::anyhow!("{e}"))?;
     let base = format!("prate-{pid}");
     let setup = |name: &str, port: u16, embed: bool| Setup {
