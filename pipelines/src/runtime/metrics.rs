@@ -59,6 +59,9 @@ pub struct RunMetrics {
     pub embed_batch_seconds: Histogram,
     /// Compactions of the LanceDB table.
     pub lance_compactions: Counter,
+    /// Times the rows written since were folded into LanceDB's indexes (idle, or every
+    /// `lancedb.index_every_secs` while busy; compactions not counted).
+    pub lance_optimizations: Counter,
     /// 1 when the dependency (`kafka`, `neo4j`, `lancedb`) answered its last operation, 0
     /// during an outage.
     pub dependency_up: Family<Labels, Gauge>,
@@ -90,6 +93,7 @@ impl Default for RunMetrics {
             vectors_reused: Counter::default(),
             embed_batch_seconds: seconds(),
             lance_compactions: Counter::default(),
+            lance_optimizations: Counter::default(),
             dependency_up: Family::default(),
             dependency_retries: Family::default(),
             outages: Family::default(),
@@ -169,6 +173,11 @@ impl Default for RunMetrics {
             "lancedb_compactions",
             "Compactions of the LanceDB table",
             metrics.lance_compactions.clone(),
+        );
+        registry.register(
+            "lancedb_index_updates",
+            "Times the rows written since were folded into the LanceDB indexes",
+            metrics.lance_optimizations.clone(),
         );
         registry.register(
             "dependency_up",

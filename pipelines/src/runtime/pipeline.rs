@@ -99,6 +99,8 @@ struct Runner {
     filler: Option<VectorFiller>,
     /// Epochs applied since the last compaction, when it ran, and the filler's count then.
     compaction: (u64, Instant, u64),
+    /// When LanceDB's indexes last took in the rows written since.
+    indexed: Instant,
     /// The verdict in force per feedback key.
     verdicts: HashMap<String, Verdict>,
     /// The review in force per feedback key.
@@ -166,6 +168,7 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         metrics,
         filler,
         compaction: (0, Instant::now(), 0),
+        indexed: Instant::now(),
         config,
         consumer,
         producer,
@@ -420,16 +423,21 @@ impl Runner {
                 let every = self.config.lancedb.compact_every_epochs;
                 if every > 0 && self.compaction.0 >= every {
                     self.compact().await?;
+                } else {
+                    // A pipeline that is never idle still folds its new rows into the indexes:
+                    // rows past them are searched exhaustively, and readers slow down as they
+                    // pile up.
+                    let every = Duration::from_secs(self.config.lancedb.index_every_secs);
+                    if !every.is_zero() && self.indexed.elapsed() >= every {
+                        self.optimize().await?;
+                    }
                 }
                 continue;
             }
             self.watch_filler();
             self.probe().await;
             if !optimized {
-                retry(&self.metrics, self.policy, "optimizing LanceDB", || {
-                    self.lance.optimize()
-                })
-                .await?;
+                self.optimize().await?;
                 optimized = true;
             }
             let every = Duration::from_secs(self.config.lancedb.compact_every_secs);
@@ -476,11 +484,23 @@ impl Runner {
 
     /// Compact the LanceDB table (small fragments of epochs and vector batches) and restart
     /// the compaction counters.
+    /// Folds the rows written since into LanceDB's indexes (creating them when missing).
+    async fn optimize(&mut self) -> Result<()> {
+        retry(&self.metrics, self.policy, "optimizing LanceDB", || {
+            self.lance.optimize()
+        })
+        .await?;
+        self.indexed = Instant::now();
+        self.metrics.lance_optimizations.inc();
+        Ok(())
+    }
+
     async fn compact(&mut self) -> Result<()> {
         retry(&self.metrics, self.policy, "compacting LanceDB", || {
             self.lance.compact()
         })
         .await?;
+        self.indexed = Instant::now();
         self.report.compactions += 1;
         self.metrics.lance_compactions.inc();
         let filled = self.filler.as_ref().map_or(0, |f| f.status().filled);

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 /// vector_index_min_rows = 100000
 /// compact_every_epochs = 100
 /// compact_every_secs = 600
+/// index_every_secs = 60
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -63,6 +64,11 @@ pub struct LanceConfig {
     /// … or when this many seconds passed since the last compaction and something was
     /// written. Default 600; 0 never by time.
     pub compact_every_secs: u64,
+    /// While epochs keep coming (a pipeline that is never idle), fold the rows written since
+    /// into the full-text and vector indexes at least this often, in seconds; rows past the
+    /// indexes are searched exhaustively, so readers slow down as they pile up. An idle
+    /// pipeline and every compaction do it anyway. Default 60; 0 only when idle or compacting.
+    pub index_every_secs: u64,
 }
 
 impl LanceConfig {
@@ -96,6 +102,7 @@ impl Default for LanceConfig {
             vector_index_min_rows: 100_000,
             compact_every_epochs: 100,
             compact_every_secs: 600,
+            index_every_secs: 60,
         }
     }
 }
