@@ -208,12 +208,23 @@ fn error_text(error: &anyhow::Error) -> String {
 
 /// Publish one report, waiting at most `within`; a report that cannot be sent (Kafka is down)
 /// is dropped: the next one says more, and a reader takes the silence for what it is.
-async fn send(producer: &EventProducer, topic: &str, status: &ConnectorStatus, within: Duration) {
+async fn send(
+    producer: &EventProducer,
+    topic: &str,
+    status: &ConnectorStatus,
+    within: Duration,
+) -> bool {
     let payload = serde_json::to_vec(status).expect("a status serializes");
     match tokio::time::timeout(within, producer.publish_raw(topic, &status.key(), &payload)).await {
-        Ok(Ok(_)) => {}
-        Ok(Err(error)) => tracing::debug!(%error, "a connector status report was not sent"),
-        Err(_) => tracing::debug!("a connector status report timed out"),
+        Ok(Ok(_)) => true,
+        Ok(Err(error)) => {
+            tracing::debug!(%error, "a connector status report was not sent");
+            false
+        }
+        Err(_) => {
+            tracing::debug!("a connector status report timed out");
+            false
+        }
     }
 }
 
@@ -229,7 +240,7 @@ pub struct StatusReporter {
 
 impl StatusReporter {
     /// Stop reporting, after a last report saying the connector stopped (and why, when it
-    /// ended on `error`). Waits at most 5 s for Kafka.
+    /// ended on `error`). Tries for at most 15 s (a busy broker), then says it could not.
     pub async fn stop(self, error: Option<&anyhow::Error>) {
         self.task.abort();
         let mut status = self.metrics.status();
@@ -238,7 +249,18 @@ impl StatusReporter {
             status.up = false;
             status.last_error = Some(error_text(error));
         }
-        send(&self.producer, &self.topic, &status, Duration::from_secs(5)).await;
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        while !send(&self.producer, &self.topic, &status, Duration::from_secs(5)).await {
+            if std::time::Instant::now() >= deadline {
+                tracing::warn!(
+                    topic = %self.topic,
+                    "the connector's last report (stopped) could not be sent: readers will see it \
+                     go silent instead"
+                );
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
     }
 }
 
