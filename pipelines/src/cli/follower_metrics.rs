@@ -242,7 +242,11 @@ impl StatusReporter {
     /// Stop reporting, after a last report saying the connector stopped (and why, when it
     /// ended on `error`). Tries for at most 15 s (a busy broker), then says it could not.
     pub async fn stop(self, error: Option<&anyhow::Error>) {
+        // The task may be running on another worker at this instant (woken by the last sync's
+        // change): wait until it is gone, so no `up` report of its own is queued after the last
+        // one (with the same or a later `at`, it would list the connector as up for good).
         self.task.abort();
+        let _ = self.task.await;
         let mut status = self.metrics.status();
         status.stopped = true;
         if let Some(error) = error {

@@ -59,9 +59,10 @@ pub struct RunMetrics {
     pub embed_batch_seconds: Histogram,
     /// Compactions of the LanceDB table.
     pub lance_compactions: Counter,
-    /// Times the rows written since were folded into LanceDB's indexes (idle, or every
-    /// `lancedb.index_every_secs` while busy; compactions not counted).
-    pub lance_optimizations: Counter,
+    /// Times the rows written since were folded into LanceDB's indexes, by `when`: `idle` (the
+    /// topics drained) or `busy` (every `lancedb.index_every_secs` while epochs keep coming);
+    /// compactions not counted.
+    pub lance_optimizations: Family<Labels, Counter>,
     /// 1 when the dependency (`kafka`, `neo4j`, `lancedb`) answered its last operation, 0
     /// during an outage.
     pub dependency_up: Family<Labels, Gauge>,
@@ -93,7 +94,7 @@ impl Default for RunMetrics {
             vectors_reused: Counter::default(),
             embed_batch_seconds: seconds(),
             lance_compactions: Counter::default(),
-            lance_optimizations: Counter::default(),
+            lance_optimizations: Family::default(),
             dependency_up: Family::default(),
             dependency_retries: Family::default(),
             outages: Family::default(),
@@ -101,6 +102,11 @@ impl Default for RunMetrics {
             health: super::outage::Health::default(),
             registry: Registry::default(),
         };
+        for when in ["idle", "busy"] {
+            let _ = metrics
+                .lance_optimizations
+                .get_or_create(&vec![("when".to_string(), when.to_string())]);
+        }
         for dependency in super::outage::Dependency::ALL {
             let labels = vec![("dependency".to_string(), dependency.name().to_string())];
             metrics.dependency_up.get_or_create(&labels).set(1);
@@ -176,7 +182,7 @@ impl Default for RunMetrics {
         );
         registry.register(
             "lancedb_index_updates",
-            "Times the rows written since were folded into the LanceDB indexes",
+            "Times the rows written since were folded into the LanceDB indexes, by when (idle, busy)",
             metrics.lance_optimizations.clone(),
         );
         registry.register(

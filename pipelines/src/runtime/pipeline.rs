@@ -429,7 +429,7 @@ impl Runner {
                     // pile up.
                     let every = Duration::from_secs(self.config.lancedb.index_every_secs);
                     if !every.is_zero() && self.indexed.elapsed() >= every {
-                        self.optimize().await?;
+                        self.optimize("busy").await?;
                     }
                 }
                 continue;
@@ -437,7 +437,7 @@ impl Runner {
             self.watch_filler();
             self.probe().await;
             if !optimized {
-                self.optimize().await?;
+                self.optimize("idle").await?;
                 optimized = true;
             }
             let every = Duration::from_secs(self.config.lancedb.compact_every_secs);
@@ -485,13 +485,18 @@ impl Runner {
     /// Compact the LanceDB table (small fragments of epochs and vector batches) and restart
     /// the compaction counters.
     /// Folds the rows written since into LanceDB's indexes (creating them when missing).
-    async fn optimize(&mut self) -> Result<()> {
+    /// Fold the rows written since into LanceDB's indexes; `when` (`idle`, `busy`) labels the
+    /// count.
+    async fn optimize(&mut self, when: &str) -> Result<()> {
         retry(&self.metrics, self.policy, "optimizing LanceDB", || {
             self.lance.optimize()
         })
         .await?;
         self.indexed = Instant::now();
-        self.metrics.lance_optimizations.inc();
+        self.metrics
+            .lance_optimizations
+            .get_or_create(&vec![("when".to_string(), when.to_string())])
+            .inc();
         Ok(())
     }
 

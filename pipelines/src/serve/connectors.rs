@@ -131,12 +131,37 @@ impl ConnectorLog {
         );
     }
 
-    /// Keep `status` as the latest report under `key`.
+    /// Keep `status` as the latest report under `key`. Reports of one key arrive in order; an
+    /// older one (from a duplicate send) never replaces a newer, and a run that said it stopped
+    /// stays stopped (only a later run, started after, lists the connector again).
+    ///
+    /// ```
+    /// use epigraph::serve::connectors::ConnectorLog;
+    /// use epigraph_sources::kafka::ConnectorStatus;
+    /// let log = ConnectorLog::default();
+    /// let mut up = ConnectorStatus::starting("topic", "crm", "acme", false, 0);
+    /// up.up = true;
+    /// up.at = 10;
+    /// let mut stopped = up.clone();
+    /// stopped.stopped = true;
+    /// log.absorb(&up.key(), stopped);
+    /// // A report of the same run queued after its last one, in the same millisecond.
+    /// log.absorb(&up.key(), up.clone());
+    /// assert_eq!(log.list("acme", 10)[0].state, "stopped");
+    /// // The next run of the same connector.
+    /// let mut again = up.clone();
+    /// again.started_at = 20;
+    /// again.at = 20;
+    /// log.absorb(&again.key(), again);
+    /// assert_eq!(log.list("acme", 20)[0].state, "up");
+    /// ```
     pub fn absorb(&self, key: &str, status: ConnectorStatus) {
         let mut by_key = self.by_key.write().expect("connectors lock");
-        // Reports of one key arrive in order; an older one (from a duplicate send) never
-        // replaces a newer.
-        if by_key.get(key).is_none_or(|held| held.at <= status.at) {
+        let newer = |held: &ConnectorStatus| {
+            held.at <= status.at
+                && !(held.stopped && !status.stopped && held.started_at == status.started_at)
+        };
+        if by_key.get(key).is_none_or(newer) {
             by_key.insert(key.to_string(), status);
         }
     }
