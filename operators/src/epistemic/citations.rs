@@ -222,6 +222,15 @@ impl CitationRules {
     ///     cites.cited("The label format is adapted from KEP-2214."),
     ///     [("kep 2214".to_string(), "DERIVES_FROM".to_string())]
     /// );
+    /// // Supersession said in words, either way round.
+    /// assert_eq!(
+    ///     cites.cited("This PEP supersedes PEP 340."),
+    ///     [("pep 340".to_string(), "SUPERSEDES".to_string())]
+    /// );
+    /// assert_eq!(
+    ///     cites.cited("This PEP is rejected in favor of PEP 343."),
+    ///     [("pep 343".to_string(), "<SUPERSEDES".to_string())]
+    /// );
     /// ```
     pub fn cited(&self, text: &str) -> Vec<(String, String)> {
         self.cited_keys(text, self.keys(text))
