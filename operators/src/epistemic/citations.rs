@@ -263,6 +263,37 @@ impl CitationRules {
 }
 
 impl CitationRules {
+    /// Why a statement cites `key` with `edge`, in words, for the edge's evidence: the cue that
+    /// drew it ("cue \"builds on\" naming pep 302"), or that the reference carried none.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let cites = rules.citations().unwrap();
+    /// assert_eq!(
+    ///     cites.why("This KEP builds on KEP-753.", "kep 753", "BASED_ON", false),
+    ///     "cue \"builds on\" naming kep 753"
+    /// );
+    /// assert_eq!(
+    ///     cites.why("With KEP-753 a flag pauses a Job.", "kep 753", "BASED_ON", true),
+    ///     "a reference to kep 753 without a cue (an earlier document)"
+    /// );
+    /// ```
+    pub fn why(&self, text: &str, key: &str, edge: &str, uncued: bool) -> String {
+        if uncued {
+            return format!("a reference to {key} without a cue (an earlier document)");
+        }
+        let words = self
+            .cues(text)
+            .into_iter()
+            .filter(|(.., name)| *name == edge.trim_start_matches('<'))
+            .min_by_key(|(start, ..)| *start)
+            .and_then(|(start, end, _)| text.get(start..end));
+        match words {
+            Some(words) => format!("cue \"{}\" naming {key}", words.to_lowercase()),
+            None => format!("a cue of {} naming {key}", edge.trim_start_matches('<')),
+        }
+    }
+
     /// The cues of edges in a text, `(start, end, edge)`; a cue inside a longer cue of another
     /// edge is part of it: "a prerequisite for" says `ENABLES`, not the `BASED_ON` of
     /// "prerequisite".
@@ -443,6 +474,8 @@ struct Citation {
     edge: String,
     /// Drawn only to an earlier document than the citing one (an uncued reference).
     earlier_only: bool,
+    /// Why it was drawn, in words (the edge's evidence).
+    why: String,
     topic: Vec<String>,
     t_valid: Option<i64>,
     recorded_at: Option<i64>,
@@ -499,6 +532,7 @@ where
                     Citation {
                         memory_id: m.id.clone(),
                         source_id: m.source_id.clone(),
+                        why: citing.why(&m.text, &key, &edge, earlier_only),
                         key,
                         edge,
                         earlier_only,
@@ -570,6 +604,7 @@ where
             };
             edge.t_valid = cite.t_valid;
             edge.recorded_at = cite.recorded_at;
+            edge.evidence = vec![cite.why.clone()];
             GraphElement::Relation(edge)
         })
 }
@@ -618,6 +653,7 @@ where
             key: String::new(),
             edge: edge.clone(),
             earlier_only: false,
+            why: String::new(),
             topic: rules.topic(&m.text),
             t_valid: m.t_valid,
             recorded_at: m.recorded_at,
@@ -662,7 +698,10 @@ where
                 out.push(((key.clone(), cite.clone()), 1));
             }
         })
-        .map(|((tenant, ..), (key, cite))| ((tenant, key.clone()), Citation { key, ..cite }))
+        .map(|((tenant, _, words), (key, cite))| {
+            let why = format!("extends {} that the title of {key} names", words.join(" "));
+            ((tenant, key.clone()), Citation { key, why, ..cite })
+        })
         .distinct()
 }
 

@@ -93,6 +93,9 @@ pub struct PairScores {
     pub recall: f64,
     /// Predicted pairs between KEPs of different groups (nobody judged them).
     pub unjudged: usize,
+    /// Predicted pairs that are labelled, with one statement pair that drew each (what a rule
+    /// change must keep).
+    pub hits: Vec<PairExample>,
     /// Predicted pairs that are not labelled, with one statement pair that drew each.
     pub false_positives: Vec<PairExample>,
     /// Labelled pairs not predicted, with the labeller's evidence.
@@ -110,6 +113,10 @@ pub struct PairExample {
     pub from_text: String,
     /// The statement on the `to` side (predicted only).
     pub to_text: String,
+    /// How many statement pairs drew it (predicted only; 0 for a miss).
+    pub statements: usize,
+    /// Why they were drawn, as the edges say (the cues; predicted only).
+    pub why: BTreeSet<String>,
 }
 
 /// The report.
@@ -311,17 +318,33 @@ pub fn evaluate_keps(
         } else {
             (from.to_string(), to.to_string())
         };
-        predicted
+        let pair = predicted
             .entry(relation)
             .or_default()
             .entry(key)
-            .or_insert_with(|| (from_text.to_string(), to_text.to_string()));
+            .or_insert_with(|| {
+                (
+                    from_text.to_string(),
+                    to_text.to_string(),
+                    0,
+                    BTreeSet::new(),
+                )
+            });
+        pair.2 += 1;
+        pair.3.extend(r.evidence.iter().cloned());
     }
-    let combined: DocPairs = ["SUPPORTS", "BASED_ON"]
+    let mut combined = DocPairs::new();
+    for (key, (a, b, n, why)) in ["SUPPORTS", "BASED_ON"]
         .iter()
         .filter_map(|r| predicted.get(r))
-        .flat_map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())))
-        .collect();
+        .flat_map(|m| m.iter())
+    {
+        let pair = combined
+            .entry(key.clone())
+            .or_insert_with(|| (a.clone(), b.clone(), 0, BTreeSet::new()));
+        pair.2 += n;
+        pair.3.extend(why.iter().cloned());
+    }
     predicted.insert("SUPPORTS or BASED_ON", combined);
 
     let judged: BTreeSet<(String, String)> =
@@ -373,14 +396,28 @@ pub fn evaluate_keps(
                 precision: ratio(correct, in_judged.len()),
                 recall: ratio(correct, gold.len()),
                 unjudged: guessed.len() - in_judged.len(),
-                false_positives: in_judged
+                hits: in_judged
                     .iter()
-                    .filter(|(k, _)| !gold.contains_key(*k))
-                    .map(|((from, to), (a, b))| PairExample {
+                    .filter(|(k, _)| gold.contains_key(*k))
+                    .map(|((from, to), (a, b, n, why))| PairExample {
                         from: from.clone(),
                         to: to.clone(),
                         from_text: a.clone(),
                         to_text: b.clone(),
+                        statements: *n,
+                        why: why.clone(),
+                    })
+                    .collect(),
+                false_positives: in_judged
+                    .iter()
+                    .filter(|(k, _)| !gold.contains_key(*k))
+                    .map(|((from, to), (a, b, n, why))| PairExample {
+                        from: from.clone(),
+                        to: to.clone(),
+                        from_text: a.clone(),
+                        to_text: b.clone(),
+                        statements: *n,
+                        why: why.clone(),
                     })
                     .collect(),
                 misses: gold
@@ -391,6 +428,8 @@ pub fn evaluate_keps(
                         to: to.clone(),
                         from_text: evidence.clone(),
                         to_text: String::new(),
+                        statements: 0,
+                        why: BTreeSet::new(),
                     })
                     .collect(),
             },
@@ -409,7 +448,8 @@ pub fn evaluate_keps(
 
 /// Predicted document pairs `(from, to)`, each with one statement pair `(from text, to text)`
 /// that drew it.
-type DocPairs = BTreeMap<(String, String), (String, String)>;
+/// Document pairs, each with one statement pair that drew it and how many did.
+type DocPairs = BTreeMap<(String, String), (String, String, usize, BTreeSet<String>)>;
 
 fn unordered(a: &str, b: &str) -> (String, String) {
     if a <= b {

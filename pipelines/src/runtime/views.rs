@@ -303,7 +303,8 @@ fn relation_write(r: &epigraph_operators::Relation, content_hash: String) -> Rel
         ),
         ("review".to_string(), r.review.clone().into()),
     ]);
-    // Only identity links carry evidence; other relations keep their content hash.
+    // Identity links and citation edges carry evidence; other relations keep their content
+    // hash.
     if !r.evidence.is_empty() {
         props.insert(
             "evidence".to_string(),

@@ -67,6 +67,40 @@ fn an_uncued_reference_grounds_a_later_document_on_an_earlier_one_only() {
             "sig-apps/2232-suspend-jobs".to_string()
         )]
     );
+    // The edge says why it was drawn.
+    for edge in relation(&elements, "BASED_ON") {
+        assert_eq!(
+            edge.evidence,
+            ["a reference to kep 2232 without a cue (an earlier document)"]
+        );
+    }
+}
+
+#[test]
+fn a_cued_citation_keeps_its_cue_as_evidence() {
+    let builds = "KEP: 3000\nTitle: Suspend with a reason\nStatus: provisional\n\n\
+# Suspend with a reason\n\n## Summary\n\nThis KEP builds on KEP-2232 so that a controller \
+can say why it paused Jobs with the suspend field.\n";
+    let elements = graph(
+        vec![
+            source(
+                "sig-apps/2232-suspend-jobs",
+                SourceKind::Document,
+                1,
+                SUSPEND,
+            ),
+            source(
+                "sig-apps/3000-suspend-reason",
+                SourceKind::Document,
+                9,
+                builds,
+            ),
+        ],
+        vec![],
+    );
+    let edges = relation(&elements, "BASED_ON");
+    assert_eq!(edges.len(), 1, "{edges:?}");
+    assert_eq!(edges[0].evidence, ["cue \"builds on\" naming kep 2232"]);
 }
 
 #[test]
