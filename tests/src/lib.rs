@@ -500,6 +500,17 @@ pub async fn neo4j_memory_texts(graph: &neo4rs::Graph, tenant: &str) -> Vec<Stri
     texts
 }
 
+/// A loopback address (`127.0.0.1:PORT`) on a port free at the time of the call, for a process
+/// the test starts to listen on (`run.metrics_listen`).
+pub fn free_local_addr() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("its address")
+        .port();
+    format!("127.0.0.1:{port}")
+}
+
 /// `GET /metrics` of a running pipeline as text, or `None` while nothing answers.
 pub fn scrape_metrics(addr: &str) -> Option<String> {
     http_text(addr, "/metrics").map(|(_, body)| body)

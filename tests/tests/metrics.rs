@@ -2,10 +2,9 @@
 //! topic, epochs and their latency, sink latency and batch sizes, consumer lag, dead letters and
 //! the live graph elements by kind.
 
-use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use epigraph_tests::{TestEnv, http_text, metric_sample, scrape_metrics, serial};
+use epigraph_tests::{TestEnv, free_local_addr, http_text, metric_sample, scrape_metrics, serial};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_running_pipeline_exposes_its_metrics() {
@@ -23,12 +22,7 @@ async fn a_running_pipeline_exposes_its_metrics() {
     .unwrap();
     let summary = env.ingest_docs();
     assert_eq!(summary["published"], 2, "{summary}");
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = free_local_addr();
     let mut run = env
         .command(&["run"])
         .env("EPIGRAPH_RUN__METRICS_LISTEN", &addr)
@@ -137,12 +131,7 @@ async fn a_busy_pipeline_folds_new_rows_into_the_indexes_on_its_clock() {
         .collect();
     let file = env.dir.path().join("busy.jsonl");
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = free_local_addr();
     let mut run = env
         .command(&["run"])
         .env("EPIGRAPH_RUN__METRICS_LISTEN", &addr)

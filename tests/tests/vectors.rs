@@ -4,13 +4,14 @@
 //! appears once enough rows have vectors, and a running pipeline reports its vector lag and
 //! compacts the table.
 
-use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use epigraph_sinks::embed::{EmbedConfig, Embedder};
 use epigraph_sinks::lance::{LanceConfig, LanceSink, SearchMode, SearchRequest};
-use epigraph_tests::{TestEnv, last_json_line, metric_sample, scrape_metrics, serial};
+use epigraph_tests::{
+    TestEnv, free_local_addr, last_json_line, metric_sample, scrape_metrics, serial,
+};
 
 const ATLAS: &str = "# Atlas\n\nWe decided to ship Project Atlas in June.\n\n\
     Who owns the Atlas budget?\n\nThe Atlas launch review is on Friday.\n";
@@ -152,12 +153,7 @@ async fn a_running_pipeline_reports_its_vector_lag_and_compacts_every_epoch() {
     let env = env("veclag");
     std::fs::write(env.docs().join("a.md"), ATLAS).unwrap();
     env.ingest_docs();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
+    let addr = free_local_addr();
     let pipeline = KillOnDrop(
         env.command(&["run"])
             .env("EPIGRAPH_RUN__METRICS_LISTEN", &addr)

@@ -396,30 +396,8 @@ pub fn evaluate_keps(
                 precision: ratio(correct, in_judged.len()),
                 recall: ratio(correct, gold.len()),
                 unjudged: guessed.len() - in_judged.len(),
-                hits: in_judged
-                    .iter()
-                    .filter(|(k, _)| gold.contains_key(*k))
-                    .map(|((from, to), (a, b, n, why))| PairExample {
-                        from: from.clone(),
-                        to: to.clone(),
-                        from_text: a.clone(),
-                        to_text: b.clone(),
-                        statements: *n,
-                        why: why.clone(),
-                    })
-                    .collect(),
-                false_positives: in_judged
-                    .iter()
-                    .filter(|(k, _)| !gold.contains_key(*k))
-                    .map(|((from, to), (a, b, n, why))| PairExample {
-                        from: from.clone(),
-                        to: to.clone(),
-                        from_text: a.clone(),
-                        to_text: b.clone(),
-                        statements: *n,
-                        why: why.clone(),
-                    })
-                    .collect(),
+                hits: examples(&in_judged, |k| gold.contains_key(k)),
+                false_positives: examples(&in_judged, |k| !gold.contains_key(k)),
                 misses: gold
                     .iter()
                     .filter(|(k, _)| !guessed.contains_key(*k))
@@ -448,8 +426,30 @@ pub fn evaluate_keps(
 
 /// Predicted document pairs `(from, to)`, each with one statement pair `(from text, to text)`
 /// that drew it.
-/// Document pairs, each with one statement pair that drew it and how many did.
-type DocPairs = BTreeMap<(String, String), (String, String, usize, BTreeSet<String>)>;
+/// The predicted pairs of `pairs` that `keep` keeps, as examples.
+fn examples(
+    pairs: &[(&(String, String), &DrawnBy)],
+    keep: impl Fn(&(String, String)) -> bool,
+) -> Vec<PairExample> {
+    pairs
+        .iter()
+        .filter(|(k, _)| keep(k))
+        .map(|((from, to), (a, b, n, why))| PairExample {
+            from: from.clone(),
+            to: to.clone(),
+            from_text: a.clone(),
+            to_text: b.clone(),
+            statements: *n,
+            why: why.clone(),
+        })
+        .collect()
+}
+
+/// One statement pair that drew a document pair (from and to texts), how many did, and why.
+type DrawnBy = (String, String, usize, BTreeSet<String>);
+
+/// Document pairs, each with what drew it.
+type DocPairs = BTreeMap<(String, String), DrawnBy>;
 
 fn unordered(a: &str, b: &str) -> (String, String) {
     if a <= b {
