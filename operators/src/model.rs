@@ -474,9 +474,9 @@ pub struct Relation {
     pub review: Option<String>,
     /// Why the relation holds, when a rule can say it in words: on `SAME_AS`, the identity
     /// evidence that links the member into its component ("same address maya@x — m. chen"); on
-    /// an edge a citation drew (`BASED_ON`, `REFINES`, `SUPERSEDES`, … between documents' statements),
-    /// the cue that drew it ("cue \"builds on\" naming kep 753"). Empty on every other relation.
-    /// (Always serialized, like `review`.)
+    /// an edge a citation drew (`BASED_ON`, `REFINES`, `SUPERSEDES`, … between statements of two
+    /// documents), the cue that drew it ("cue \"builds on\" naming kep 753"). Empty on every
+    /// other relation. (Always serialized, like `review`.)
     #[serde(default)]
     pub evidence: Vec<String>,
 }

@@ -424,8 +424,6 @@ pub fn evaluate_keps(
     })
 }
 
-/// Predicted document pairs `(from, to)`, each with one statement pair `(from text, to text)`
-/// that drew it.
 /// The predicted pairs of `pairs` that `keep` keeps, as examples.
 fn examples(
     pairs: &[(&(String, String), &DrawnBy)],

@@ -482,11 +482,8 @@ impl Runner {
         }
     }
 
-    /// Compact the LanceDB table (small fragments of epochs and vector batches) and restart
-    /// the compaction counters.
-    /// Folds the rows written since into LanceDB's indexes (creating them when missing).
-    /// Fold the rows written since into LanceDB's indexes; `when` (`idle`, `busy`) labels the
-    /// count.
+    /// Fold the rows written since into LanceDB's indexes (creating them when missing); `when`
+    /// (`idle`, `busy`) labels the count.
     async fn optimize(&mut self, when: &str) -> Result<()> {
         retry(&self.metrics, self.policy, "optimizing LanceDB", || {
             self.lance.optimize()
@@ -500,6 +497,8 @@ impl Runner {
         Ok(())
     }
 
+    /// Compact the LanceDB table (small fragments of epochs and vector batches) and restart
+    /// the compaction counters.
     async fn compact(&mut self) -> Result<()> {
         retry(&self.metrics, self.policy, "compacting LanceDB", || {
             self.lance.compact()
