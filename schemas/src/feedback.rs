@@ -7,6 +7,12 @@
 //! the same pair replaces the earlier one and a tombstone (a null payload) on the key
 //! **withdraws** it, which restores exactly the state before it. Replaying the topic (a restart,
 //! `epigraph rebuild`) replays the reviews: a rejected judgement stays rejected.
+//!
+//! The ids inside a key are escaped ([`key_part`]: `%` and `/` percent-encoded), so that a key
+//! names one pair: before session 27 they were joined as they were, and `a/b` + `c` had the key
+//! of `a` + `b/c`. A record written then keeps its old key on the topic; consumers accept it
+//! under that key ([`Feedback::legacy_key`]), and the query service tombstones the old key
+//! whenever it writes or withdraws a review of the same pair, so the topic migrates as it is used.
 
 use serde::{Deserialize, Serialize};
 
@@ -285,21 +291,26 @@ pub enum Feedback {
 impl Feedback {
     /// The Kafka key: `<tenant>/identity/<smaller id>/<larger id>`,
     /// `<tenant>/review/<RELATION>/<from>/<to>` (for `CONTRADICTS` the smaller id first) or
-    /// `<tenant>/usage/<node id>/<at>`.
+    /// `<tenant>/usage/<node id>/<at>`; the two ids of a pair escaped by [`key_part`].
     ///
     /// ```
     /// use epigraph_schemas::feedback::{Feedback, Judged, ReviewVerdict};
-    /// let review = |from: &str, to: &str| Feedback::Review {
-    ///     tenant: "acme".into(), relation: Judged::Contradicts, from: from.into(), to: to.into(),
+    /// let review = |relation, from: &str, to: &str| Feedback::Review {
+    ///     tenant: "acme".into(), relation, from: from.into(), to: to.into(),
     ///     verdict: ReviewVerdict::Reject, reason: None, by: None, at: None };
-    /// assert_eq!(review("m2", "m1").key(), "acme/review/CONTRADICTS/m1/m2");
-    /// assert_eq!(review("m2", "m1").key(), review("m1", "m2").key(), "one pair, one key");
+    /// let contradicts = |from, to| review(Judged::Contradicts, from, to);
+    /// assert_eq!(contradicts("m2", "m1").key(), "acme/review/CONTRADICTS/m1/m2");
+    /// assert_eq!(contradicts("m2", "m1").key(), contradicts("m1", "m2").key(), "one pair, one key");
+    /// // Two pairs of document ids that read alike once joined by `/` keep two keys.
+    /// let (x, y) = (review(Judged::Supersedes, "docs/a", "b.md"), review(Judged::Supersedes, "docs", "a/b.md"));
+    /// assert_eq!(x.key(), "acme/review/SUPERSEDES/docs%2Fa/b.md");
+    /// assert_ne!(x.key(), y.key());
     /// ```
     pub fn key(&self) -> String {
         match self {
             Feedback::Identity { tenant, a, b, .. } => {
                 let (x, y) = if a <= b { (a, b) } else { (b, a) };
-                format!("{tenant}/identity/{x}/{y}")
+                format!("{tenant}/identity/{}/{}", key_part(x), key_part(y))
             }
             Feedback::Review {
                 tenant,
@@ -315,6 +326,45 @@ impl Feedback {
                 at,
             } => format!("{tenant}/usage/{node_id}/{at}"),
         }
+    }
+
+    /// The key this record had before ids were escaped in keys (session 27), when that differs
+    /// from [`Feedback::key`]: only an id with `/` or `%` in it changed its key. A consumer
+    /// accepts a record under either.
+    ///
+    /// ```
+    /// use epigraph_schemas::feedback::{Feedback, IdentityVerdict};
+    /// let same = |a: &str, b: &str| Feedback::Identity {
+    ///     tenant: "acme".into(), a: a.into(), b: b.into(), verdict: IdentityVerdict::Same };
+    /// assert_eq!(same("e1", "e2").legacy_key(), None);
+    /// assert_eq!(same("team/a", "e2").legacy_key().as_deref(), Some("acme/identity/e2/team/a"));
+    /// assert_eq!(same("team/a", "e2").key(), "acme/identity/e2/team%2Fa");
+    /// ```
+    pub fn legacy_key(&self) -> Option<String> {
+        let legacy = match self {
+            Feedback::Identity { tenant, a, b, .. } => {
+                let (x, y) = if a <= b { (a, b) } else { (b, a) };
+                format!("{tenant}/identity/{x}/{y}")
+            }
+            Feedback::Review {
+                tenant,
+                relation,
+                from,
+                to,
+                ..
+            } => {
+                let (from, to) = ordered(*relation, from, to);
+                format!("{tenant}/review/{}/{from}/{to}", relation.rel_type())
+            }
+            // One id, last in its key: never ambiguous, never escaped.
+            Feedback::Amend { .. } | Feedback::Usage { .. } => return None,
+        };
+        (legacy != self.key()).then_some(legacy)
+    }
+
+    /// Whether `key` is this record's key: [`Feedback::key`], or its [`Feedback::legacy_key`].
+    pub fn keyed_by(&self, key: &str) -> bool {
+        self.key() == key || self.legacy_key().as_deref() == Some(key)
     }
 
     /// The tenant.
@@ -449,12 +499,38 @@ pub fn amend_key(tenant: &str, node: &str) -> String {
     format!("{tenant}/amend/{node}")
 }
 
-/// The feedback key of a review of `relation` between `from` and `to` (see [`Feedback::key`]).
-pub fn review_key(tenant: &str, relation: Judged, from: &str, to: &str) -> String {
-    let (from, to) = if relation.symmetric() && to < from {
+/// One id as a part of a feedback key: `%` and `/` percent-encoded, every other character as
+/// it is (ids without either, which is most, read the same).
+///
+/// ```
+/// use epigraph_schemas::feedback::key_part;
+/// assert_eq!(key_part("m1"), "m1");
+/// assert_eq!(key_part("docs/adr/004.md"), "docs%2Fadr%2F004.md");
+/// assert_eq!(key_part("50%/x"), "50%25%2Fx");
+/// ```
+pub fn key_part(id: &str) -> std::borrow::Cow<'_, str> {
+    if !id.contains(['%', '/']) {
+        return std::borrow::Cow::Borrowed(id);
+    }
+    std::borrow::Cow::Owned(id.replace('%', "%25").replace('/', "%2F"))
+}
+
+/// `(from, to)` as a key orders them: a symmetric relation's smaller id first.
+fn ordered<'a>(relation: Judged, from: &'a str, to: &'a str) -> (&'a str, &'a str) {
+    if relation.symmetric() && to < from {
         (to, from)
     } else {
         (from, to)
-    };
-    format!("{tenant}/review/{}/{from}/{to}", relation.rel_type())
+    }
+}
+
+/// The feedback key of a review of `relation` between `from` and `to` (see [`Feedback::key`]).
+pub fn review_key(tenant: &str, relation: Judged, from: &str, to: &str) -> String {
+    let (from, to) = ordered(relation, from, to);
+    format!(
+        "{tenant}/review/{}/{}/{}",
+        relation.rel_type(),
+        key_part(from),
+        key_part(to)
+    )
 }

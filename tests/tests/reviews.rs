@@ -158,3 +158,87 @@ async fn rejected_judgements_leave_the_graph_and_stay_rejected_across_a_rebuild(
     assert!(verdicts.contains(&("CONTRADICTS", "confirm")), "{listed}");
     assert!(verdicts.contains(&("SUPERSEDES", "reject")), "{listed}");
 }
+
+/// Review keys escape their ids since session 27 (`a/b` + `c` and `a` + `b/c` had one key
+/// before). A review written before, under its old key, still holds, is listed, and is gone when
+/// withdrawn through the API: the query service tombstones the old key too.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_review_under_its_key_of_before_ids_were_escaped_still_holds_and_can_be_withdrawn() {
+    use epigraph_schemas::feedback::{Feedback, Judged, ReviewVerdict};
+    let _guard = serial().await;
+    let env = TestEnv::new("reviewkeys");
+    let tenant = env.tenant.clone();
+    let file = env.dir.path().join("events.jsonl");
+    std::fs::write(&file, event("chat", "atlas/1", 0, PLANNED, None) + "\n").unwrap();
+    ingest(&env, &["events", file.to_str().unwrap()]);
+    env.run_until_idle();
+
+    let record = Feedback::Review {
+        tenant: tenant.clone(),
+        relation: Judged::Supersedes,
+        from: "docs/adr-004".into(),
+        to: "docs/adr-001".into(),
+        verdict: ReviewVerdict::Reject,
+        reason: Some("written by session 26".into()),
+        by: None,
+        at: Some(1),
+    };
+    let legacy = record
+        .legacy_key()
+        .expect("ids with a slash had another key");
+    assert_eq!(
+        legacy,
+        format!("{tenant}/review/SUPERSEDES/docs/adr-004/docs/adr-001")
+    );
+    assert_ne!(legacy, record.key());
+    let producer = epigraph_sources::kafka::EventProducer::new(&env.kafka).unwrap();
+    producer
+        .publish_raw(
+            &env.kafka.feedback_topic(),
+            &legacy,
+            &serde_json::to_vec(&record).unwrap(),
+        )
+        .await
+        .unwrap();
+    producer.flush().unwrap();
+    let report = env.run_until_idle();
+    assert_eq!(
+        (report["reviews"].as_u64(), report["dead_lettered"].as_u64()),
+        (Some(1), Some(0)),
+        "accepted under its old key: {report}"
+    );
+
+    let server = env.serve();
+    let listed = |server: &epigraph_tests::Server| {
+        server.get(&format!("/v1/reviews?tenant={tenant}"))["reviews"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    let mut seen = 0;
+    for _ in 0..50 {
+        seen = listed(&server);
+        if seen == 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(seen, 1, "the server lists it from the topic");
+    let (status, receipt) = http_delete(
+        &format!(
+            "{}/v1/reviews?tenant={tenant}&relation=SUPERSEDES&from=docs%2Fadr-004&to=docs%2Fadr-001",
+            server.base
+        ),
+        None,
+    );
+    assert_eq!(status, 202, "{receipt}");
+    assert_eq!(receipt["key"], record.key().as_str(), "{receipt}");
+    assert_eq!(listed(&server), 0, "withdrawn");
+    drop(server);
+    // The pipeline reads the whole topic again: the old key is tombstoned there.
+    let report = env.run_until_idle();
+    assert_eq!(
+        (report["reviews"].as_u64(), report["dead_lettered"].as_u64()),
+        (Some(0), Some(0)),
+        "{report}"
+    );
+}

@@ -154,6 +154,11 @@ pub async fn feedback(config: &EpigraphConfig, action: FeedbackAction) -> Result
     let producer = EventProducer::new(&config.kafka)?;
     let topic = config.kafka.feedback_topic();
     let key = record.key();
+    // A record of the same pair under its key of before session 27 goes either way: one review
+    // per pair (see epigraph_schemas::feedback).
+    if let Some(legacy) = record.legacy_key() {
+        producer.publish_tombstone(&topic, &legacy).await?;
+    }
     if withdraw {
         producer.publish_tombstone(&topic, &key).await?;
         println!("{}", serde_json::json!({"withdrawn": key}));

@@ -749,7 +749,8 @@ impl Runner {
             return Ok(());
         };
         let feedback = Feedback::parse(payload)?;
-        if feedback.key() != key {
+        // A record written before ids were escaped in keys keeps its old key.
+        if !feedback.keyed_by(key) {
             return Err(InvalidMessage::FeedbackKey {
                 key: key.to_string(),
                 expected: feedback.key(),

@@ -22,7 +22,7 @@ use axum::Json;
 use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use epigraph_query::QueryError;
-use epigraph_schemas::feedback::{Feedback, IdentityVerdict, Judged, ReviewVerdict, review_key};
+use epigraph_schemas::feedback::{Feedback, IdentityVerdict, Judged, ReviewVerdict};
 use epigraph_sources::kafka::{EventProducer, KafkaConfig};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -200,6 +200,8 @@ impl ReviewDesk {
                 in_force.remove(key);
                 amendments.remove(key);
             }
+            // Under another record's key the pipeline dead-letters it: not in force here either.
+            Some(Ok(feedback)) if !feedback.keyed_by(key) => {}
             Some(Ok(amendment @ Feedback::Amend { .. })) => {
                 amendments.insert(key.to_string(), amendment);
             }
@@ -251,9 +253,14 @@ impl ReviewDesk {
             .contains_key(key)
     }
 
-    /// Publish one feedback record (and take it into the list at once).
+    /// Publish one feedback record (and take it into the list at once). A record of the same
+    /// pair under its key of before session 27 ([`Feedback::legacy_key`]) is withdrawn first:
+    /// one review per pair.
     pub(super) async fn publish(&self, record: &Feedback) -> Result<String, ApiError> {
         let key = record.key();
+        if let Some(legacy) = record.legacy_key() {
+            self.withdraw(&legacy).await?;
+        }
         let payload = serde_json::to_vec(record).expect("feedback serializes");
         self.producer
             .publish_raw(&self.topic, &key, &payload)
@@ -262,6 +269,7 @@ impl ReviewDesk {
         Ok(key)
     }
 
+    /// Tombstone `key` (and take it out of the list at once).
     pub(super) async fn withdraw(&self, key: &str) -> Result<(), ApiError> {
         self.producer.publish_tombstone(&self.topic, key).await?;
         self.absorb(key, None);
@@ -407,16 +415,30 @@ pub async fn withdraw(
 ) -> Result<(StatusCode, Json<ReviewReceipt>), ApiError> {
     caller.may_review()?;
     let desk = desk(&state)?;
-    let key = match subject(&params.relation)? {
-        Subject::Judgement(relation) => review_key(&tenant, relation, &params.from, &params.to),
+    // The record the withdrawal is about (its verdict does not matter to its keys).
+    let record = match subject(&params.relation)? {
+        Subject::Judgement(relation) => Feedback::Review {
+            tenant: tenant.clone(),
+            relation,
+            from: params.from,
+            to: params.to,
+            verdict: ReviewVerdict::Confirm,
+            reason: None,
+            by: None,
+            at: None,
+        },
         Subject::Identity => Feedback::Identity {
             tenant: tenant.clone(),
             a: params.from,
             b: params.to,
             verdict: IdentityVerdict::Same,
-        }
-        .key(),
+        },
     };
+    let key = record.key();
+    // A review of the pair written before ids were escaped in keys goes too.
+    if let Some(legacy) = record.legacy_key() {
+        desk.withdraw(&legacy).await?;
+    }
     desk.withdraw(&key).await?;
     Ok((
         StatusCode::ACCEPTED,

@@ -60,10 +60,16 @@ impl Neo4jSink {
     pub async fn connect(config: &Neo4jConfig) -> Result<Self, SinkError> {
         let graph = connect_graph(config)?;
         for statement in SCHEMA {
-            graph
-                .run(*statement)
-                .await
-                .map_err(SinkError::neo4j("creating constraints"))?;
+            match graph.run(*statement).await {
+                Ok(()) => {}
+                // Two processes connecting at once (a pipeline and an evaluation sharing the
+                // server) race on `IF NOT EXISTS`: the loser is told the rule exists, as wanted.
+                Err(neo4rs::Error::Neo4j(e))
+                    if e.code() == "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"
+                        || e.code() == "Neo.ClientError.Schema.ConstraintAlreadyExists"
+                        || e.code() == "Neo.ClientError.Schema.IndexAlreadyExists" => {}
+                Err(e) => return Err(SinkError::neo4j("creating constraints")(e)),
+            }
         }
         Ok(Neo4jSink {
             graph,

@@ -25,7 +25,9 @@ async fn edge_state(
     to: &str,
 ) -> Result<String, ApiError> {
     if let Some(desk) = state.reviews.as_ref()
-        && let Some(review) = desk.review(&feedback_key(tenant, relation, from, to)?)
+        && let Some(review) = feedback_keys(tenant, relation, from, to)?
+            .iter()
+            .find_map(|key| desk.review(key))
         && review.verdict == "reject"
     {
         return Ok("rejected".into());
@@ -42,26 +44,36 @@ async fn edge_state(
     })
 }
 
-/// The feedback key a verdict on this edge is published under.
-pub(super) fn feedback_key(
+/// The feedback keys a verdict on this edge may be under: the one it is published under, and
+/// its key of before session 27 where that differs ([`Feedback::legacy_key`]).
+fn feedback_keys(
     tenant: &str,
     relation: &str,
     from: &str,
     to: &str,
-) -> Result<String, ApiError> {
-    if relation.eq_ignore_ascii_case(SAME_AS) {
-        return Ok(Feedback::Identity {
+) -> Result<Vec<String>, ApiError> {
+    let record = if relation.eq_ignore_ascii_case(SAME_AS) {
+        Feedback::Identity {
             tenant: tenant.into(),
             a: from.into(),
             b: to.into(),
             verdict: IdentityVerdict::Same,
         }
-        .key());
-    }
-    let judged = judged(relation)?;
-    Ok(epigraph_schemas::feedback::review_key(
-        tenant, judged, from, to,
-    ))
+    } else {
+        Feedback::Review {
+            tenant: tenant.into(),
+            relation: judged(relation)?,
+            from: from.into(),
+            to: to.into(),
+            verdict: ReviewVerdict::Confirm,
+            reason: None,
+            by: None,
+            at: None,
+        }
+    };
+    Ok(std::iter::once(record.key())
+        .chain(record.legacy_key())
+        .collect())
 }
 
 fn judged(relation: &str) -> Result<Judged, ApiError> {
