@@ -884,6 +884,7 @@ mod tests {
             t_valid: Some(1_767_225_600_000),
             t_invalid,
             recorded_at: None,
+            evidence: Vec::new(),
         };
         let mut question = card("q2", "QUESTION", "open", "Who owns the on-call rotation?");
         // One block in force, one ended (held up until an earlier answer, now history).

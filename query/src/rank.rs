@@ -368,7 +368,7 @@ impl<'a> AsOf<'a> {
     /// ```
     /// use epigraph_query::rank::AsOf;
     /// use epigraph_query::graph::{EdgeRef, MemoryCard};
-    /// let block = EdgeRef { id: "runbook".into(), t_valid: Some(100), t_invalid: Some(200), recorded_at: None };
+    /// let block = EdgeRef { id: "runbook".into(), t_valid: Some(100), t_invalid: Some(200), recorded_at: None, evidence: vec![] };
     /// let card = MemoryCard { blocks: vec![block], ..Default::default() };
     /// assert_eq!(AsOf { card: &card, at: Some(150) }.blocks().len(), 1);
     /// assert!(AsOf { card: &card, at: None }.blocks().is_empty(), "answered since");
@@ -584,6 +584,7 @@ mod tests {
             t_valid: Some(10),
             t_invalid: Some(20),
             recorded_at: Some(10),
+            evidence: Vec::new(),
         });
         assert!(AsOf { card: &c, at: None }.contradicts().is_empty());
         assert_eq!(

@@ -82,6 +82,9 @@ try {
   check((await page.getAttribute('#priorities tr[aria-selected="true"]', "data-id")) === selected, "the keyboard selected the second row");
   const s = Number(await page.textContent('#detail tr[data-term="s"] td.num'));
   check(s > 0, `the type prior s of the selected row: ${s}`);
+  await page.waitForSelector("#grounds[data-loaded]", { timeout: 30000 });
+  const grounds = await page.locator("#grounds").innerText();
+  check((await page.getAttribute("#grounds", "data-loaded")) !== "error" && !grounds.includes("loading"), `grounds and support of the selected row are listed: ${grounds}`);
   // K over time: the selected node has at least the sample of the run that wrote it; the
   // movers of the last day list the nodes that appeared (they rose from 0).
   await page.waitForSelector("#ktrend[data-samples]", { timeout: 30000 });
@@ -125,6 +128,12 @@ try {
   check((await page.locator("#graph canvas").count()) > 0, "entity: the graph is drawn on a canvas");
   const mentions = await page.locator("#mentions li a").count();
   check(mentions >= 1, "entity: memory objects around it");
+  // An edge's reason, on tap (the hover of a pointer does the same): the slip supersedes the plan.
+  const reasons = Number(await page.getAttribute("#graph", "data-reasons"));
+  check(reasons >= 1, `entity: ${reasons} edge(s) with a reason`);
+  await page.evaluate(() => { const cy = document.querySelector("#graph").cy; cy.edges().filter((e) => e.data("why"))[0].emit("tap"); });
+  const edgeWhy = await page.locator("#edge-why").innerText();
+  check(/→/.test(edgeWhy) && edgeWhy.includes("replaces"), `entity: a tapped edge says what it is and why: ${edgeWhy}`);
   step("entity", { drawn, mentions });
   await shot(page, "entity");
 
@@ -201,6 +210,8 @@ try {
   const sides = await pair.locator(".side blockquote").allInnerTexts();
   check(sides.length === 2 && sides.some((t) => t.includes(newPair)), `both statements side by side: ${sides}`);
   check((await pair.locator(".side .src").count()) === 2, "both sources");
+  const why = await pair.locator("p.why").innerText();
+  check(why.includes("both current"), `why they disagree is said: ${why}`);
   step("contradiction-live", { pairs_before: pairsBefore, pair: key });
   await pair.scrollIntoViewIfNeeded();
   await shot(page, "contradictions-new");

@@ -275,6 +275,22 @@ async fn the_query_service_answers_agents_and_analysts_from_the_real_stores() {
     pair_sources.sort();
     assert_eq!(pair_sources, ["memo", "term-sheet"], "{contradictions}");
     assert!(pair["a"]["id"].is_string() && pair["t_valid"].is_i64());
+    // Why they disagree, in words, from Neo4j's edge; the cards' edge lists carry it too.
+    let why: Vec<&str> = pair["why"]
+        .as_array()
+        .unwrap_or_else(|| panic!("why: {pair}"))
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert!(
+        why.iter()
+            .any(|w| w.contains("320000 EUR") && w.contains("200000 EUR")),
+        "{pair}"
+    );
+    assert_eq!(
+        pair["a"]["contradicts"][0]["evidence"], pair["why"],
+        "{pair}"
+    );
     let questions = api.get("/v1/questions");
     let open = questions["questions"]
         .as_array()

@@ -82,6 +82,8 @@ pub struct Link {
     pub t_invalid: Option<i64>,
     /// Recorded: the later recorded time of the two.
     pub recorded_at: Option<i64>,
+    /// Why it was drawn, in words ([`super::why`]); the reasons of every rule that drew it.
+    pub evidence: Vec<String>,
 }
 
 /// What the timeline of one (subject, attribute) decided.

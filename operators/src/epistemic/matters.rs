@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::judge::{ClaimPoint, Link, LinkKind, timeline};
 use super::rules::Rules;
+use super::why;
 
 /// One claim as matter judgement sees it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -64,13 +65,16 @@ pub struct MatterPoint {
 ///     "Investment: €320K SAFE with a €2.2M valuation cap.", Some("Term sheet summary (Fjord Ventures)"));
 /// let other = point("other", "320000", 7, "title:acme pitch", false,
 ///     "Investment: €320K SAFE.", Some("Acme pitch"));
-/// let found = links("t", &[memo, sheet, other], &rules);
+/// let found = links("t", "ask_amount", &[memo, sheet, other], &rules);
 /// let kinds: Vec<_> = found.iter().map(|l| (l.kind, l.from.as_str(), l.to.as_str())).collect();
 /// // The memo and the sheet share "fjord venture": they contradict (both ways); the Acme pitch
 /// // shares nothing but cue words with either.
 /// assert_eq!(kinds, [(LinkKind::Contradicts, "memo", "sheet"), (LinkKind::Contradicts, "sheet", "memo")]);
+/// // Each edge says on what matter they met, and the two values.
+/// assert!(found[0].evidence[0].starts_with("ask_amount on the matter \""), "{:?}", found[0].evidence);
+/// assert!(found[0].evidence[0].ends_with(": 200000 EUR here, 320000 EUR there, both current"));
 /// ```
-pub fn links(tenant: &str, points: &[MatterPoint], rules: &Rules) -> Vec<Link> {
+pub fn links(tenant: &str, attribute: &str, points: &[MatterPoint], rules: &Rules) -> Vec<Link> {
     let spec = &rules.spec().matters;
     let mut order: Vec<&MatterPoint> = points.iter().collect();
     order.sort_by(|a, b| {
@@ -80,7 +84,7 @@ pub fn links(tenant: &str, points: &[MatterPoint], rules: &Rules) -> Vec<Link> {
     let mut out = Vec::new();
     for (i, newer) in order.iter().enumerate() {
         for older in order[..i].iter().rev().take(spec.max_lookback) {
-            out.extend(judge_pair(tenant, older, newer, rules));
+            out.extend(judge_pair(tenant, attribute, older, newer, rules));
         }
     }
     out.sort();
@@ -88,10 +92,11 @@ pub fn links(tenant: &str, points: &[MatterPoint], rules: &Rules) -> Vec<Link> {
     out
 }
 
-/// The links between an earlier and a later claim on what may be one matter (see the module
-/// docs); none when they are not.
+/// The links between an earlier and a later claim on `attribute` on what may be one matter (see
+/// the module docs); none when they are not.
 pub fn judge_pair(
     tenant: &str,
+    attribute: &str,
     older: &MatterPoint,
     newer: &MatterPoint,
     rules: &Rules,
@@ -108,6 +113,7 @@ pub fn judge_pair(
         return Vec::new();
     }
     let t = timeline(&[a.clone(), b.clone()], rules);
+    let matter = shared_words(&older.context, &newer.context);
     let link = |kind, from: &ClaimPoint, to: &ClaimPoint| Link {
         kind,
         tenant: tenant.to_string(),
@@ -116,6 +122,7 @@ pub fn judge_pair(
         t_valid: a.t_valid.max(b.t_valid),
         t_invalid: None,
         recorded_at: a.recorded_at.max(b.recorded_at),
+        evidence: vec![why::claims(kind, attribute, from, to, &matter)],
     };
     let (first, second, second_says) = match (a.t_valid, b.t_valid) {
         (x, y) if x <= y => (a, b, newer.says_update),
@@ -133,6 +140,14 @@ pub fn judge_pair(
         out.push(link(LinkKind::Supports, second, first));
     }
     out
+}
+
+/// The words two sorted word lists share.
+fn shared_words(a: &[String], b: &[String]) -> Vec<String> {
+    a.iter()
+        .filter(|w| b.binary_search(w).is_ok())
+        .cloned()
+        .collect()
 }
 
 /// How many words two sorted word lists share.

@@ -32,6 +32,10 @@
 //! anything follows from it (a rejected supersession leaves the older statement current), and a
 //! confirmed one carries `review: "confirmed"`.
 //!
+//! Every edge drawn here says why, in words ([`why`]): the attribute and the two values of the
+//! claims compared, or the entity and the topic words two statements share, with the matter they
+//! met on; `Relation::evidence` carries it to Neo4j and the query service.
+//!
 //! Everything here is a function of the current inputs: an edit or a delete retracts exactly
 //! what it caused, and the incremental result equals a recomputation from scratch (tested).
 
@@ -45,6 +49,7 @@ pub mod restated;
 pub mod review;
 mod rules;
 pub mod tenure;
+pub mod why;
 
 use std::sync::Arc;
 
@@ -75,8 +80,8 @@ enum Part {
 /// One input of the per-entity reduce.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 enum Member {
-    /// Topic words of one of the entity's names.
-    Names(Vec<String>),
+    /// Topic words of one of the entity's names, and that name.
+    Names(Vec<String>, String),
     /// A statement naming the entity.
     Statement(Box<Facts>),
 }
@@ -333,9 +338,9 @@ where
                     .map(move |word| ((tenant.clone(), key.clone(), word), matter.clone()))
             },
         )
-        .reduce(move |(tenant, ..), input, out| {
+        .reduce(move |(tenant, (attribute, _), _), input, out| {
             let points: Vec<MatterPoint> = input.iter().map(|(p, _)| (*p).clone()).collect();
-            for link in matters::links(tenant, &points, &matter_rules) {
+            for link in matters::links(tenant, attribute, &points, &matter_rules) {
                 out.push((link, 1));
             }
         })
@@ -346,9 +351,9 @@ where
         .map(|(subject, ((attribute, unit), point, (tenant, _)))| {
             ((tenant, subject, attribute, unit), point)
         })
-        .reduce(move |(tenant, ..), input, out| {
+        .reduce(move |(tenant, _, attribute, _), input, out| {
             let points: Vec<ClaimPoint> = input.iter().map(|(p, _)| (*p).clone()).collect();
-            for judged in judge_timeline(tenant, &points, &timeline_rules) {
+            for judged in judge_timeline(tenant, attribute, &points, &timeline_rules) {
                 out.push((judged, 1));
             }
         })
@@ -373,12 +378,14 @@ where
             )
         });
     let names_rules = rules.clone();
-    let names = canonical(entities.map(|(id, n)| (id, (n.tenant, n.aliases))), same_as).map(
-        move |(entity, (tenant, aliases))| {
-            let words: Vec<String> = aliases.iter().flat_map(|a| names_rules.topic(a)).collect();
-            ((tenant, entity), Member::Names(words))
-        },
-    );
+    let names = canonical(
+        entities.map(|(id, n)| (id, (n.tenant, n.aliases, n.name))),
+        same_as,
+    )
+    .map(move |(entity, (tenant, aliases, name))| {
+        let words: Vec<String> = aliases.iter().flat_map(|a| names_rules.topic(a)).collect();
+        ((tenant, entity), Member::Names(words, name))
+    });
     let restated_spec = rules.spec().restated;
     let block_rules = rules;
     let picks = named
@@ -386,28 +393,38 @@ where
         .reduce(move |_, input, out| {
             let mut besides = Vec::new();
             let mut members = Vec::new();
+            // The entity's name as the reasons say it: the first of its component's names.
+            let mut name: Option<&str> = None;
             for (member, _) in input {
                 match member {
-                    Member::Names(words) => besides.extend(words.iter().cloned()),
+                    Member::Names(words, n) => {
+                        besides.extend(words.iter().cloned());
+                        name = Some(name.map_or(n.as_str(), |m| m.min(n.as_str())));
+                    }
                     Member::Statement(f) => members.push(&**f),
                 }
             }
             besides.sort();
             besides.dedup();
+            let name = name.unwrap_or("the same entity");
+            let mut draw = |kind, from: &Facts, to: &Facts| {
+                let shared = block_rules.shared_topic(&from.topic, &to.topic, &besides);
+                let need = if kind == LinkKind::Answers {
+                    to.need
+                } else {
+                    None
+                };
+                let why = why::statements(kind, name, &shared, from.update, need);
+                out.push((pick(kind, from, to, why), 1));
+            };
             for (newer, older) in judge::supersessions(&members, &besides, &block_rules) {
-                out.push((
-                    pick(LinkKind::Supersedes, members[newer], members[older]),
-                    1,
-                ));
+                draw(LinkKind::Supersedes, members[newer], members[older]);
             }
             for (answer, question) in judge::answers(&members, &besides, &block_rules) {
-                out.push((
-                    pick(LinkKind::Answers, members[answer], members[question]),
-                    1,
-                ));
+                draw(LinkKind::Answers, members[answer], members[question]);
             }
             for (question, held) in judge::blockers(&members, &besides, &block_rules) {
-                out.push((pick(LinkKind::Blocks, members[question], members[held]), 1));
+                draw(LinkKind::Blocks, members[question], members[held]);
             }
         })
         .map(|(_, pick)| pick);
@@ -426,11 +443,12 @@ where
         })
         .map(|(_, link)| link);
     let restatements = restated::links(memories.clone(), restated_spec);
-    let links = claim_links
-        .concat(matter_links)
-        .concat(by_matter)
-        .concat(restatements)
-        .distinct();
+    let links = with_all_reasons(
+        claim_links
+            .concat(matter_links)
+            .concat(by_matter)
+            .concat(restatements),
+    );
     // No supersession between the statements of two numbered documents (see above).
     let in_numbered = memories
         .clone()
@@ -521,6 +539,7 @@ where
         r.t_valid = l.t_valid;
         r.t_invalid = l.t_invalid;
         r.recorded_at = l.recorded_at;
+        r.evidence = l.evidence;
         r
     });
     let edges = review::marked(edges, reviews).map(GraphElement::Relation);
@@ -546,7 +565,7 @@ impl Pick {
     }
 }
 
-fn pick(kind: LinkKind, from: &Facts, to: &Facts) -> Pick {
+fn pick(kind: LinkKind, from: &Facts, to: &Facts, why: String) -> Pick {
     let link = Link {
         kind,
         tenant: from.tenant.clone(),
@@ -555,6 +574,7 @@ fn pick(kind: LinkKind, from: &Facts, to: &Facts) -> Pick {
         t_valid: from.t_valid,
         t_invalid: None,
         recorded_at: later(from.recorded_at, to.recorded_at),
+        evidence: vec![why],
     };
     match kind {
         LinkKind::Answers => Pick {
@@ -592,8 +612,22 @@ enum TimelineOut {
     Link(Link),
 }
 
-fn judge_timeline(tenant: &str, points: &[ClaimPoint], rules: &Rules) -> Vec<TimelineOut> {
+fn judge_timeline(
+    tenant: &str,
+    attribute: &str,
+    points: &[ClaimPoint],
+    rules: &Rules,
+) -> Vec<TimelineOut> {
     let t = judge::timeline(points, rules);
+    let why = |kind, from: usize, to: usize| {
+        vec![why::claims(
+            kind,
+            attribute,
+            &points[from],
+            &points[to],
+            &[],
+        )]
+    };
     let mut t_invalid: Vec<Option<i64>> = vec![None; points.len()];
     let mut out = Vec::new();
     for &(older, newer) in &t.superseded {
@@ -611,6 +645,7 @@ fn judge_timeline(tenant: &str, points: &[ClaimPoint], rules: &Rules) -> Vec<Tim
                 t_valid: points[newer].t_valid,
                 t_invalid: None,
                 recorded_at: later(points[newer].recorded_at, points[older].recorded_at),
+                evidence: why(LinkKind::Supersedes, newer, older),
             }));
         }
     }
@@ -623,6 +658,7 @@ fn judge_timeline(tenant: &str, points: &[ClaimPoint], rules: &Rules) -> Vec<Tim
             t_valid: points[restating].t_valid,
             t_invalid: t_invalid[earlier],
             recorded_at: later(points[restating].recorded_at, points[earlier].recorded_at),
+            evidence: why(LinkKind::Supports, restating, earlier),
         }));
     }
     for &(a, b) in &t.contradictions {
@@ -639,6 +675,7 @@ fn judge_timeline(tenant: &str, points: &[ClaimPoint], rules: &Rules) -> Vec<Tim
                 t_valid: later(points[a].t_valid, points[b].t_valid),
                 t_invalid: until,
                 recorded_at: later(points[a].recorded_at, points[b].recorded_at),
+                evidence: why(LinkKind::Contradicts, from, to),
             }));
         }
     }
@@ -647,6 +684,29 @@ fn judge_timeline(tenant: &str, points: &[ClaimPoint], rules: &Rules) -> Vec<Tim
 
 fn later(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     a.max(b)
+}
+
+/// One link per relation and times, with the reasons of every rule that drew it: two rules
+/// (a claim timeline and a matter, say) may draw the same edge, which is one edge in the graph.
+fn with_all_reasons<'s, T>(links: VecCollection<'s, T, Link>) -> VecCollection<'s, T, Link>
+where
+    T: Timestamp + Lattice,
+{
+    links
+        .map(|mut l| {
+            let why = std::mem::take(&mut l.evidence);
+            (l, why)
+        })
+        .reduce(|_, input, out| {
+            let mut all: Vec<String> = input.iter().flat_map(|(w, _)| w.iter().cloned()).collect();
+            all.sort();
+            all.dedup();
+            out.push((all, 1));
+        })
+        .map(|(mut l, why)| {
+            l.evidence = why;
+            l
+        })
 }
 
 /// Re-keys `(entity, value)` by the entity's canonical id (itself when it has none).

@@ -66,6 +66,7 @@ where
                             t_valid: (*t).max(*t0),
                             t_invalid: None,
                             recorded_at: (*r).max(*r0),
+                            evidence: vec![super::why::COPY.to_string()],
                         },
                         1,
                     ));

@@ -226,6 +226,7 @@ where
                     t_valid: (*t1).max(*t2),
                     t_invalid: None,
                     recorded_at: (*r1).max(*r2),
+                    evidence: vec![super::why::ASSERTED.to_string()],
                 })
             },
         )

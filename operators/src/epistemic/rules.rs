@@ -229,6 +229,24 @@ impl Rules {
         overlap(a, b, besides).0
     }
 
+    /// The topic words two statements share besides the entity's own, sorted: what
+    /// [`Rules::shared_words`] counts.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    /// assert_eq!(rules.shared_topic(&words(&["atlas", "launch", "date"]), &words(&["launch", "atlas"]),
+    ///     &words(&["atlas"])), ["launch"]);
+    /// ```
+    pub fn shared_topic(&self, a: &[String], b: &[String], besides: &[String]) -> Vec<String> {
+        let b: BTreeSet<&String> = b.iter().collect();
+        let shared: BTreeSet<&String> = a
+            .iter()
+            .filter(|w| b.contains(w) && !besides.contains(w))
+            .collect();
+        shared.into_iter().cloned().collect()
+    }
+
     /// Whether two claimed values in `unit` agree: amounts, counts and percentages within the
     /// tolerance; dates when one period holds the other (`2027-06` and `2027-06-03`: one is
     /// only vaguer); anything else (statuses, names) equal; a negated value never agrees with

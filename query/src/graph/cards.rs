@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use epigraph_schemas::memory::{EpistemicType, Standing};
 use serde::{Deserialize, Serialize};
 
-/// One end of an epistemic edge (`CONTRADICTS`, `SUPERSEDES`, `ANSWERS`) with the edge's times.
+/// One end of an epistemic edge (`CONTRADICTS`, `SUPERSEDES`, `ANSWERS`) with the edge's times
+/// and why it was drawn.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct EdgeRef {
     /// The memory object at the other end.
@@ -17,6 +18,11 @@ pub struct EdgeRef {
     pub t_invalid: Option<i64>,
     /// When epigraph learned it.
     pub recorded_at: Option<i64>,
+    /// Why the edge was drawn, in words (the attribute and values of the claims compared, the
+    /// shared topic words, the cue of a citation); empty on edges written before reasons were
+    /// kept.
+    #[serde(default)]
+    pub evidence: Vec<String>,
 }
 
 /// A memory object as the query service shows it: content, provenance, validity, priority and
@@ -239,6 +245,10 @@ pub struct ContradictionPair {
     pub t_invalid: Option<i64>,
     /// When epigraph learned it.
     pub recorded_at: Option<i64>,
+    /// Why the two disagree, in words ("ask_amount: 200000 EUR here, 320000 EUR there, both
+    /// current"), from `a`'s side; empty on edges written before reasons were kept.
+    #[serde(default)]
+    pub why: Vec<String>,
 }
 
 /// A question and the statement that answered it.

@@ -38,17 +38,17 @@ const CARD_TEMPLATE: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text,
      CASE WHEN m.k IS NULL THEN null ELSE {s: m.k_s, h: m.k_h, u: m.k_u, e: m.k_e, g: m.k_g, c: m.k_c, decay: m.k_decay, dt: m.k_dt} END AS k_terms, \
      m.t_valid AS t_valid, \
      m.t_invalid AS t_invalid, m.recorded_at AS recorded_at, m.section AS section, \
-     [(m)-[r:CONTRADICTS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS contradicts, \
-     [(o)-[r:SUPERSEDES]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS superseded_by, \
-     [(m)-[r:SUPERSEDES]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS supersedes, \
-     [(o)-[r:ANSWERS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS answered_by, \
-     [(m)-[r:ANSWERS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS answers, \
-     [(m)-[r:BLOCKS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS blocks, \
-     [(o)-[r:BLOCKS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS blocked_by, \
+     [(m)-[r:CONTRADICTS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS contradicts, \
+     [(o)-[r:SUPERSEDES]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS superseded_by, \
+     [(m)-[r:SUPERSEDES]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS supersedes, \
+     [(o)-[r:ANSWERS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS answered_by, \
+     [(m)-[r:ANSWERS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS answers, \
+     [(m)-[r:BLOCKS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS blocks, \
+     [(o)-[r:BLOCKS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS blocked_by, \
      size([(o)-[:SUPPORTS]->(m) | 1]) AS supported, \
      [(m)-[:ASSERTS]->(c:Claim) | {subject: c.subject_name, attribute: c.attribute, value: c.value, unit: c.unit, qualifier: c.qualifier}] AS claims, \
      head([(m)-[:DERIVED_FROM]->(s)<-[:DERIVED_FROM]-(h) WHERE h.text =~ '{RETIRED}' | h.text]) AS source_status, \
-     [(m)-[:DERIVED_FROM]->(s)<-[r:SUPERSEDES]-(n) | {id: n.source_id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at}] AS source_superseded_by, \
+     [(m)-[:DERIVED_FROM]->(s)<-[r:SUPERSEDES]-(n) | {id: n.source_id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS source_superseded_by, \
      head([(m)-[:SAME_STATEMENT]->(o) | o.id]) AS restates, \
      [(m)-[:SAME_STATEMENT*0..1]->(g)<-[:SAME_STATEMENT*0..1]-(o) WHERE o.id <> m.id | {id: o.id, source_id: o.source_id, title: o.title}] AS restated";
 
@@ -405,7 +405,7 @@ impl GraphReader {
              CALL (a) {{ RETURN {{{}}} AS a_card }} \
              CALL (b) {{ RETURN {{{}}} AS b_card }} \
              RETURN a_card AS a, b_card AS b, r.t_valid AS t_valid, r.t_invalid AS t_invalid, \
-             r.recorded_at AS recorded_at",
+             r.recorded_at AS recorded_at, coalesce(r.evidence, []) AS why",
             as_map(&a_card),
             as_map(&b_card)
         );

@@ -217,6 +217,11 @@ fn a_slipped_launch_supersedes_the_planned_date_with_valid_and_recorded_time() {
         (Some(9 * DAY), None, Some(9 * DAY + 1_000)),
         "valid from the newer statement, recorded when the later side was"
     );
+    assert_eq!(
+        edge.evidence,
+        ["launch_date: 2027-06-03 replaces 2027-05-13 (the later statement says it updates)"],
+        "why it was drawn"
+    );
     // Bi-temporal nodes: entities are valid and recorded from their first source.
     let atlas = elements
         .iter()
@@ -396,6 +401,13 @@ fn a_later_decision_on_the_same_matter_supersedes_only_that_matter() {
     );
     assert_eq!(m[REGION].standing, Standing::Current, "another matter");
     assert_eq!(m[REVERSAL].standing, Standing::Current);
+    // Drawn by the claim timeline of the choice (the reversal states its choice).
+    assert_eq!(
+        relation(&elements, "SUPERSEDES")[0].evidence,
+        [
+            "the choice of primary database: postgres replaces mysql (the later statement says it updates)"
+        ]
+    );
 }
 
 const QUESTION: &str = "Who owns the BlueWave renewal?";
@@ -444,6 +456,12 @@ fn a_later_statement_answers_an_open_question_and_closes_it() {
     assert_eq!(
         (q.standing, q.t_invalid),
         (Standing::Answered, Some(4 * DAY))
+    );
+    assert_eq!(
+        relation(&elements, "ANSWERS")[0].evidence,
+        [
+            "names BlueWave, shares own, renewal with the question and carries the person it asks for"
+        ]
     );
 }
 
@@ -778,6 +796,28 @@ fn in_the_bundled_sample_the_seed_round_figures_contradict_across_documents() {
             .collect()
     };
     assert_eq!(contradictions(&states[0]), pair, "{:#?}", links(&states[0]));
+    // One edge each way (two figures disagree, one edge), saying on what matter the documents
+    // met and which values disagree.
+    let reasons: Vec<Vec<String>> = states[0]
+        .iter()
+        .filter_map(|e| match e {
+            GraphElement::Relation(r) if r.rel_type == "CONTRADICTS" => Some(r.evidence.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    for why in &reasons {
+        assert!(
+            why.iter().all(|w| w.contains(" on the matter \"")),
+            "{why:?}"
+        );
+        assert!(
+            why.iter().any(|w| w.starts_with("ask_amount")
+                && w.contains("320000 EUR")
+                && w.contains("200000 EUR")),
+            "{why:?}"
+        );
+    }
     let m = memories(&states[0]);
     assert_eq!(m[investment].standing, Standing::Current);
     assert_eq!(m[seed].standing, Standing::Current);

@@ -58,6 +58,7 @@ export async function entityPage(view, { query, stale }) {
     <p><a href="#/timeline?subject=${encodeURIComponent(entity.name)}">Its timeline →</a></p></section>
     <section aria-labelledby="graph-h"><h2 id="graph-h">Neighbourhood <span class="muted small">2 hops</span></h2>
     <div id="graph" role="img" aria-label="neighbourhood graph of ${esc(entity.name)}"></div>
+    <p id="edge-why" class="small" aria-live="polite"><span class="muted">Point at an edge to see why it was drawn.</span></p>
     <p class="legend small">${Object.entries(EDGE_COLOURS).map(([t, c]) => `<span><i style="background:${c}"></i>${t}</span>`).join(" ")}</p></section></div>`;
   body.querySelector("#same-as").addEventListener("click", async (event) => {
     const button = event.target.closest("button.unmerge");
@@ -89,7 +90,7 @@ export async function entityPage(view, { query, stale }) {
     container,
     elements: [
       ...graph.nodes.map((n) => ({ data: { id: n.id, label: label(n), kind: kind(n), centre: n.id === entity.id ? 1 : 0, memory: n.labels.includes("Memory") ? 1 : 0 } })),
-      ...graph.edges.filter((e) => ids.has(e.from) && ids.has(e.to)).map((e, i) => ({ data: { id: "e" + i, source: e.from, target: e.to, type: e.type, colour: EDGE_COLOURS[e.type] || "#999" } })),
+      ...graph.edges.filter((e) => ids.has(e.from) && ids.has(e.to)).map((e, i) => ({ data: { id: "e" + i, source: e.from, target: e.to, type: e.type, colour: EDGE_COLOURS[e.type] || "#999", why: (e.properties?.evidence || []).join("; ") } })),
     ],
     style: [
       { selector: "node", style: { label: "data(label)", "font-size": 9, "text-wrap": "ellipsis", "text-max-width": 120, "background-color": "#5b7db1", width: 14, height: 14, color: "#222" } },
@@ -105,6 +106,19 @@ export async function entityPage(view, { query, stale }) {
     if (n.labels.includes("Entity")) go("entity", { id: n.id, name: n.properties.name || "" });
     else if (n.labels.includes("Memory")) go("priorities", { node: n.id });
   });
+  // An edge's reason (Relation::evidence: a citation's cue, the values two claims disagree on,
+  // the identity evidence of a merge), on hover or tap.
+  const why = body.querySelector("#edge-why");
+  const names = new Map(graph.nodes.map((n) => [n.id, label(n)]));
+  const explain = (event) => {
+    const d = event.target.data();
+    why.innerHTML = `<strong>${esc(d.type)}</strong> ${esc(names.get(d.source) || d.source)} → ${esc(names.get(d.target) || d.target)}: ` +
+      (d.why ? esc(d.why) : '<span class="muted">no reason recorded (a structural edge, or written before reasons were kept)</span>');
+    why.dataset.edge = d.type;
+  };
+  cy.on("mouseover tap", "edge", explain);
+  container.cy = cy; // for the browser test and the console
+  container.dataset.reasons = graph.edges.filter((e) => (e.properties?.evidence || []).length).length;
   container.dataset.drawn = cy.nodes().length;
   return () => cy.destroy();
 }

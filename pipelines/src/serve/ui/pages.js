@@ -51,12 +51,14 @@ const TERMS = [
 ];
 const priorityView = { type: "", selected: null };
 
+/** One edge list of a card, each edge with its times and, where the rules kept it, why it was drawn. */
 function edgeList(label, edges, relation) {
   if (!edges?.length) return "";
   return `<dt>${esc(label)}</dt><dd>${edges.map((e) =>
-    `<a href="#/priorities?node=${encodeURIComponent(e.id)}" data-node="${esc(e.id)}">${esc(e.id.slice(0, 12))}</a>` +
+    `<div class="edge"><a href="#/priorities?node=${encodeURIComponent(e.id)}" data-node="${esc(e.id)}">${esc(e.id.slice(0, 12))}</a>` +
     `${e.t_invalid != null ? ' <span class="muted">(ended ' + esc(day(e.t_invalid)) + ")</span>" : ""}` +
-    `${relation ? ' <span class="muted">since ' + esc(day(e.t_valid)) + "</span>" : ""}`).join(", ")}</dd>`;
+    `${relation ? ' <span class="muted">since ' + esc(day(e.t_valid)) + "</span>" : ""}` +
+    `${(e.evidence || []).length ? `<ul class="evidence small" aria-label="why it was drawn">${e.evidence.map((w) => `<li>${esc(w)}</li>`).join("")}</ul>` : ""}</div>`).join("")}</dd>`;
 }
 
 async function detail(aside, id, cards) {
@@ -88,13 +90,40 @@ async function detail(aside, id, cards) {
       ${card.supported ? `<dt>supported by</dt><dd>${card.supported} statement(s)</dd>` : ""}
       ${(card.claims || []).length ? `<dt>claims</dt><dd>${card.claims.map((c) => esc([c.subject, c.attribute, c.qualifier, c.value, c.unit].filter(Boolean).join(" "))).join("<br>")}</dd>` : ""}
     </dl>
+    <h3>Grounds and support</h3><div id="grounds" class="small"><p class="muted">loading its links…</p></div>
     ${node.labels ? `<p class="muted small">node ${esc(node.id)} · ${esc(node.labels.join(", "))}</p>` : ""}`;
   trend(aside.querySelector("#ktrend"), id);
+  grounds(aside.querySelector("#grounds"), id);
   aside.querySelectorAll("a[data-node]").forEach((a) => a.addEventListener("click", (event) => {
     event.preventDefault();
     priorityView.selected = a.dataset.node;
     detail(aside, a.dataset.node, cards);
   }));
+}
+
+/** The signed edges the card's lists do not hold (SUPPORTS, BASED_ON, REFINES, …), each with the other end's text and why it was drawn. */
+const GROUNDS = ["SUPPORTS", "BASED_ON", "DERIVES_FROM", "IMPLEMENTS", "REFINES", "ENABLES", "PRECEDES", "SAME_STATEMENT"];
+async function grounds(box, id) {
+  let graph;
+  try {
+    graph = await api(`/v1/nodes/${encodeURIComponent(id)}/neighborhood`, { query: { hops: 1, limit: 60 } });
+  } catch (error) {
+    box.innerHTML = `<p class="error">${esc(error.message)}</p>`;
+    box.dataset.loaded = "error";
+    return;
+  }
+  const nodes = new Map(graph.nodes.map((n) => [n.id, n]));
+  const edges = graph.edges.filter((e) => GROUNDS.includes(e.type) && (e.from === id || e.to === id));
+  box.innerHTML = edges.length ? `<ul class="plain">${edges.map((e) => {
+    const outgoing = e.from === id;
+    const other = nodes.get(outgoing ? e.to : e.from);
+    const text = other?.properties?.text || other?.properties?.title || (outgoing ? e.to : e.from);
+    const why = e.properties?.evidence || [];
+    return `<li data-edge="${esc(e.type)}">${outgoing ? "" : "← "}<strong>${esc(e.type)}</strong>${outgoing ? " →" : ""} <a href="#/priorities?node=${encodeURIComponent(other?.id || "")}">${esc(text.slice(0, 140))}</a>` +
+      `${other?.properties?.title ? ` <span class="muted">(${esc(other.properties.title)})</span>` : ""}` +
+      `${why.length ? `<ul class="evidence" aria-label="why it was drawn">${why.map((w) => `<li>${esc(w)}</li>`).join("")}</ul>` : ""}</li>`;
+  }).join("")}</ul>` : '<p class="muted">No grounds, support or restatements drawn to or from it.</p>';
+  box.dataset.loaded = edges.length;
 }
 
 /** K's samples (`/v1/priorities/history`), drawn with uPlot: K and the penalty c. */
@@ -258,6 +287,7 @@ async function contradictions(view, { stale }) {
       return `<article class="pair${fresh ? " fresh" : ""}" data-pair="${esc(key)}"${fresh ? " data-new" : ""} tabindex="0" aria-label="contradiction">
         <header>${fresh ? badge("new", "new") + " " : ""}<span>disagree since ${esc(when(p.t_valid))}</span>
         <span class="muted small">learned ${esc(when(p.recorded_at))}</span></header>
+        ${(p.why || []).length ? `<p class="why small" aria-label="why they disagree">${p.why.map(esc).join("<br>")}</p>` : ""}
         <div class="sides">${side(p.a)}<div class="vs" aria-hidden="true">≠</div>${side(p.b)}</div>
         <footer class="review">${reviewControls("CONTRADICTS", p.a.id, p.b.id)}</footer></article>`;
     }).join("") : `<p class="muted" id="no-pairs">No standing contradictions${total ? " match the filters" : ""}.</p>`}</div>`;
