@@ -168,6 +168,10 @@ pub struct Intent {
     pub open_questions: bool,
     /// About the current state of something.
     pub current: bool,
+    /// About the fate of a proposal: whether something will happen, was taken or made it ("Is
+    /// X going to ship?", "Did a bdist_deb command ever make it into distutils?"). A document
+    /// that declares itself rejected or withdrawn answers it, so it is not demoted as retired.
+    pub fate: bool,
 }
 
 impl Intent {
@@ -184,6 +188,12 @@ impl Intent {
     /// assert!(!Intent::of("Which proposal replaced the old plan?").history);
     /// assert!(Intent::of("Which proposal replaced the old plan?").current);
     /// assert!(Intent::of("which old plan was superseded by PEP 376").history);
+    /// // A yes/no question on whether something will happen or happened asks for its fate.
+    /// assert!(Intent::of("Is the Docutils toolkit going to ship in the standard library?").fate);
+    /// assert!(Intent::of("Did a bdist_deb command ever make it into distutils?").fate);
+    /// assert!(Intent::of("Will a literal like 0.1 ever evaluate to an exact fraction?").fate);
+    /// assert!(!Intent::of("Is gopherlib still in the standard library?").fate);
+    /// assert!(!Intent::of("How do I ship a wheel?").fate);
     /// ```
     pub fn of(query: &str) -> Intent {
         let words: Vec<String> = query
@@ -206,7 +216,23 @@ impl Intent {
                 "overrode",
             ])
             && !(phrase("replaced by") || phrase("superseded by") || phrase("succeeded by"));
+        // A yes/no question whose words ask whether it happens (or did).
+        let asks = words.first().is_some_and(|w| {
+            [
+                "will", "would", "could", "can", "is", "are", "was", "were", "did", "does", "has",
+                "have", "should",
+            ]
+            .contains(&w.as_str())
+        });
+        let fate = asks
+            && (has(&[
+                "ever", "coming", "allowed", "adopted", "accepted", "rejected", "approved",
+                "happen", "ship", "shipped", "planned",
+            ]) || phrase("going to")
+                || phrase("make it")
+                || phrase("made it"));
         let intent = Intent {
+            fate,
             history: has(&[
                 "previous",
                 "previously",
@@ -457,7 +483,7 @@ impl RankConfig {
             }
             Standing::Answered => self.answered_question,
             _ => 1.0,
-        } * if view.card.source_status.is_some() && !intent.history {
+        } * if view.card.source_status.is_some() && !intent.history && !intent.fate {
             self.retired_source
         } else {
             1.0

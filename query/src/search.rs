@@ -314,6 +314,7 @@ fn result(r: &Ranked, at: Option<i64>, via: &str, explain: bool, intent: Intent)
                 ("conflict", intent.conflict),
                 ("open_questions", intent.open_questions),
                 ("current", intent.current),
+                ("fate", intent.fate),
             ]
             .into_iter()
             .filter(|(_, on)| *on)
