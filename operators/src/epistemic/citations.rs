@@ -49,6 +49,8 @@ pub struct CitationRules {
     min_shared: usize,
     uncued: Option<String>,
     contrasts: Option<CueSet>,
+    aside_sections: Vec<String>,
+    question_sections: bool,
     extensions: Option<ExtensionRules>,
 }
 
@@ -111,11 +113,38 @@ impl CitationRules {
                 .map_err(|err| {
                     OntologyError::Invalid(format!("[epistemics.citations.uncued] {err}"))
                 })?,
+            aside_sections: spec
+                .uncued
+                .as_ref()
+                .map(|u| u.aside_sections.iter().map(|h| heading(h)).collect())
+                .unwrap_or_default(),
+            question_sections: spec.uncued.as_ref().is_some_and(|u| u.question_sections),
             extensions: spec
                 .extensions
                 .as_ref()
                 .map(ExtensionRules::new)
                 .transpose()?,
+        })
+    }
+
+    /// Whether a statement under this section heading is an aside, where a reference is no
+    /// ground: a section saying what the document does not do or recording its fate
+    /// (`aside_sections` of `[epistemics.citations.uncued]`), or one headed by a question (a
+    /// questionnaire, an FAQ) when `question_sections` is on.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let cites = rules.citations().unwrap();
+    /// assert!(cites.aside(Some("Non-Goals")));
+    /// assert!(cites.aside(Some("2.1 Rejection Notice")));
+    /// assert!(cites.aside(Some("How can this feature be enabled / disabled in a live cluster?")));
+    /// assert!(!cites.aside(Some("Motivation")));
+    /// assert!(!cites.aside(None));
+    /// ```
+    pub fn aside(&self, section: Option<&str>) -> bool {
+        section.is_some_and(|s| {
+            self.question_sections && s.trim_end().ends_with('?')
+                || self.aside_sections.contains(&heading(s))
         })
     }
 
@@ -214,6 +243,9 @@ impl CitationRules {
     ///     [("kep 5307".to_string(), "BASED_ON".to_string()), ("kep 5307".to_string(), "REFINES".to_string())]
     /// );
     /// assert!(cites.cited("KEP-753 was discussed at length.").is_empty());
+    /// // One document named twice, by its key and by its issue link, is cited, not the subject.
+    /// assert!(cites.cited("This KEP builds on [KEP-2232](https://github.com/kubernetes/enhancements/issues/2232).")
+    ///     .contains(&("kep 2232".to_string(), "BASED_ON".to_string())));
     /// assert_eq!(
     ///     cites.cited("Once KEP-4381 has landed, the classic API is removed."),
     ///     [("kep 4381".to_string(), "<PRECEDES".to_string())]
@@ -243,11 +275,16 @@ impl CitationRules {
             return Vec::new();
         }
         let cues = self.cues(text);
+        // Documents named, by number: a bare `#2232` names one in every family.
+        let named: std::collections::BTreeSet<Option<u64>> = keys
+            .iter()
+            .map(|(_, k)| parse_key(k).map(|(_, n)| n))
+            .collect();
         let mut out = Vec::new();
         for (i, (at, key)) in keys.iter().enumerate() {
             // The key that opens the statement is its subject ("KEP-3022 extends KEP-895"),
             // not what it cites.
-            if i == 0 && keys.len() > 1 && cues.iter().all(|(start, ..)| start > at) {
+            if i == 0 && named.len() > 1 && cues.iter().all(|(start, ..)| start > at) {
                 continue;
             }
             // Every edge a cue of the statement names: "extends the API defined in KEP-5307"
@@ -366,6 +403,15 @@ impl CitationRules {
         out.dedup();
         out
     }
+}
+
+/// A section heading as compared: lower case, without its numbering ("2.1") and punctuation.
+fn heading(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && !w.chars().all(|c| c.is_ascii_digit()))
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A reference-style link definition: `[Composition KEP]: /keps/sig-cli/2299-…`, also written
@@ -518,6 +564,10 @@ where
                 .into_iter()
                 .map(|(key, edge)| (key, edge, true))
                 .collect();
+        }
+        // Under "Non-Goals" or a questionnaire's question, a reference is no ground.
+        if citing.aside(m.section.as_deref()) {
+            found.retain(|(_, edge, _)| Some(edge) != citing.uncued.as_ref());
         }
         let topic = if found.is_empty() {
             Vec::new()

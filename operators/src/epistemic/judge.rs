@@ -247,8 +247,10 @@ pub fn supersessions(members: &[&Facts], besides: &[String], rules: &Rules) -> V
 }
 
 /// Answers to the questions among the statements naming one entity: for each question, the
-/// first later statement that shares a topic word with it (besides the entity's own) and
-/// carries what it asks for. Returns `(answer, question)` indexes into `members`.
+/// first later statement that shares a topic word with it (besides the entity's own), carries
+/// what it asks for and is sure enough ([`answer_confidence`] at least `[epistemics.answers]
+/// min_confidence`; below it the question stays open). Returns `(answer, question, confidence)`,
+/// the first two indexes into `members`.
 ///
 /// ```
 /// use epigraph_operators::epistemic::{Rules, judge::answers};
@@ -267,9 +269,11 @@ pub fn supersessions(members: &[&Facts], besides: &[String], rules: &Rules) -> V
 ///     unit("a", 5, EpistemicType::Plan, "Mateo will own the BlueWave renewal.", true),
 /// ];
 /// let refs: Vec<_> = members.iter().collect();
-/// assert_eq!(answers(&refs, &["bluewave".to_string()], &rules), [(2, 0)]);
+/// let found = answers(&refs, &["bluewave".to_string()], &rules);
+/// assert_eq!(found.iter().map(|(a, q, _)| (*a, *q)).collect::<Vec<_>>(), [(2, 0)]);
+/// assert!(found[0].2 >= 0.5);
 /// ```
-pub fn answers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(usize, usize)> {
+pub fn answers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(usize, usize, f64)> {
     let mut order: Vec<usize> = (0..members.len())
         .filter(|i| members[*i].t_valid.is_some())
         .collect();
@@ -289,21 +293,74 @@ pub fn answers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(us
                     && candidate.t_valid > question.t_valid
             })
             .take(spec.max_candidates)
-            .find(|a| {
-                let candidate = members[**a];
+            .filter_map(|a| {
+                let candidate = members[*a];
                 let min_shared = if candidate.source_id == question.source_id {
                     spec.min_shared
                 } else {
                     spec.min_shared_across_sources.unwrap_or(spec.min_shared)
                 };
-                fits(candidate, need)
-                    && rules.shared_words(&question.topic, &candidate.topic, besides) >= min_shared
-            });
-        if let Some(&a) = answer {
-            out.push((a, q));
+                let fitting = fits(candidate, need)
+                    && rules.shared_words(&question.topic, &candidate.topic, besides) >= min_shared;
+                let confidence = answer_confidence(question, candidate, besides, rules);
+                (fitting && confidence >= spec.min_confidence).then_some((*a, confidence))
+            })
+            .next();
+        if let Some((a, confidence)) = answer {
+            out.push((a, q, confidence));
         }
     }
     out
+}
+
+/// How sure it is that `candidate` answers `question`, from 0 to 1: the share of the question's
+/// topic words (besides the entity's own) the candidate repeats — an answer takes up what the
+/// question asks about, where a statement that merely shares two words with it does not —
+/// weighed by `[epistemics.answers] unasked_weight` when the "question" is not written as one
+/// (a risk or an issue the typer read as open), and 0 when the question asks for a person, a
+/// date, an amount or a number the candidate does not carry.
+///
+/// ```
+/// use epigraph_operators::epistemic::{Rules, judge::answer_confidence};
+/// use epigraph_operators::{EpistemicType, MemoryObject, Standing, StatementType, TemporalType};
+/// let rules = Rules::bundled();
+/// let unit = |t: EpistemicType, text: &str| rules.facts(&MemoryObject {
+///     id: text.into(), tenant: "t".into(), memory_type: t,
+///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
+///     title: None, section: None, source_id: "s".into(), source_version: "v".into(), span: (0, 1),
+///     extractor: "x".into(), confidence: 900, t_valid: Some(0), t_invalid: None,
+///     standing: Standing::Open, recorded_at: None }, &[], &[]);
+/// let onyx = ["onyx".to_string()];
+/// let question = unit(EpistemicType::Question, "What's the retention window for Onyx logs?");
+/// let answer = unit(EpistemicType::Evaluation, "Retention for Onyx logs is 180 days, per legal.");
+/// let aside = unit(EpistemicType::Observation, "Onyx logs are noisy this week.");
+/// let sure = answer_confidence(&question, &answer, &onyx, &rules);
+/// assert!(sure > answer_confidence(&question, &aside, &onyx, &rules));
+/// ```
+pub fn answer_confidence(
+    question: &Facts,
+    candidate: &Facts,
+    besides: &[String],
+    rules: &Rules,
+) -> f64 {
+    let spec = &rules.spec().answers;
+    let asked = question
+        .topic
+        .iter()
+        .filter(|w| !besides.contains(w))
+        .count();
+    let shared = rules.shared_words(&question.topic, &candidate.topic, besides);
+    let coverage = if asked == 0 {
+        0.0
+    } else {
+        shared as f64 / asked as f64
+    };
+    let weight = match question.need {
+        _ if !question.asks => spec.unasked_weight,
+        Some(need) if !fits(candidate, need) => 0.0,
+        _ => 1.0,
+    };
+    (coverage * weight).clamp(0.0, 1.0)
 }
 
 /// Open questions holding up statements, among the statements naming one entity: for each

@@ -66,7 +66,7 @@ use crate::resolve::SAME_AS;
 use judge::{ClaimPoint, Link, LinkKind};
 use matters::MatterPoint;
 use review::Review;
-pub use rules::{Facts, Rules};
+pub use rules::{Facts, Rules, asks};
 
 /// One input of the per-memory reduce.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -407,24 +407,32 @@ where
             besides.sort();
             besides.dedup();
             let name = name.unwrap_or("the same entity");
-            let mut draw = |kind, from: &Facts, to: &Facts| {
+            let mut draw = |kind, from: &Facts, to: &Facts, confidence: Option<f64>| {
                 let shared = block_rules.shared_topic(&from.topic, &to.topic, &besides);
                 let need = if kind == LinkKind::Answers {
                     to.need
                 } else {
                     None
                 };
-                let why = why::statements(kind, name, &shared, from.update, need);
+                let mut why = why::statements(kind, name, &shared, from.update, need);
+                if let Some(confidence) = confidence {
+                    why.push_str(&format!(" (confidence {confidence:.2})"));
+                }
                 out.push((pick(kind, from, to, why), 1));
             };
             for (newer, older) in judge::supersessions(&members, &besides, &block_rules) {
-                draw(LinkKind::Supersedes, members[newer], members[older]);
+                draw(LinkKind::Supersedes, members[newer], members[older], None);
             }
-            for (answer, question) in judge::answers(&members, &besides, &block_rules) {
-                draw(LinkKind::Answers, members[answer], members[question]);
+            for (answer, question, sure) in judge::answers(&members, &besides, &block_rules) {
+                draw(
+                    LinkKind::Answers,
+                    members[answer],
+                    members[question],
+                    Some(sure),
+                );
             }
             for (question, held) in judge::blockers(&members, &besides, &block_rules) {
-                draw(LinkKind::Blocks, members[question], members[held]);
+                draw(LinkKind::Blocks, members[question], members[held], None);
             }
         })
         .map(|(_, pick)| pick);

@@ -344,10 +344,29 @@ impl Rules {
             need: (memory.memory_type == EpistemicType::Question)
                 .then(|| self.need(&memory.text).unwrap_or(AnswerKind::Statement)),
             carries: answer_kinds,
+            asks: memory.memory_type == EpistemicType::Question && asks(&memory.text),
             chooses: claims.iter().any(|c| c.unit == "choice"),
             mentions,
         }
     }
+}
+
+/// Whether a text is written as a question: a question mark, or a line that opens with
+/// "open question", "TBD", "TBC" or "Q:".
+///
+/// ```
+/// use epigraph_operators::epistemic::asks;
+/// assert!(asks("Should Python allow lone surrogates?"));
+/// assert!(asks("Open question: the date for the all-hands."));
+/// assert!(asks("TBD: owner for the AquaNest renewal."));
+/// assert!(!asks("Ephemeral container is added to Pod, but not created by kubelet for unknown reason."));
+/// ```
+pub fn asks(text: &str) -> bool {
+    let opening = text.trim_start().to_lowercase();
+    text.contains('?')
+        || ["open question", "tbd", "tbc", "q:"]
+            .iter()
+            .any(|o| opening.starts_with(o))
 }
 
 /// What the rules know about one memory object.
@@ -383,6 +402,10 @@ pub struct Facts {
     pub need: Option<AnswerKind>,
     /// What it carries, as an answer.
     pub carries: Vec<AnswerKind>,
+    /// For a question: it is written as one (a question mark, "open question:", "TBD:"), not
+    /// a risk or an issue the typer read as open.
+    #[serde(default)]
+    pub asks: bool,
     /// It states a choice on a matter (a `choice` claim): its supersession is judged by the
     /// claim timeline.
     #[serde(default)]

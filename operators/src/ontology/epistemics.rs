@@ -73,6 +73,19 @@ pub struct AnswersSpec {
     /// thread it was asked in.
     #[serde(default)]
     pub min_shared_across_sources: Option<usize>,
+    /// How sure an answer must be to close the question (see
+    /// [`crate::epistemic::judge::answer_confidence`]); below it the question stays open.
+    /// 0 (the default) draws every answer the word rules allow.
+    #[serde(default)]
+    pub min_confidence: f64,
+    /// The weight of an answer to a statement typed as a question that does not ask (no
+    /// question mark, no "open question": a risk or an issue written as a sentence).
+    #[serde(default = "whole")]
+    pub unasked_weight: f64,
+}
+
+fn whole() -> f64 {
+    1.0
 }
 
 /// `[epistemics.blocks]`: a statement that says it is held up ("blocked until", "on hold
@@ -231,6 +244,16 @@ pub struct UncuedSpec {
     /// uses 'with' instead"): a statement with one draws no uncued edge.
     #[serde(default)]
     pub contrasts: Vec<String>,
+    /// Section headings under which a document says what it does not do or records its fate
+    /// ("Non-Goals", "Rejection Notice"): a reference there is no ground, cued or not (no
+    /// `edge` is drawn from it). Compared case-insensitively, without numbering or punctuation.
+    #[serde(default)]
+    pub aside_sections: Vec<String>,
+    /// A section whose heading is a question ("How can this feature be enabled / disabled in a
+    /// live cluster?", "FAQ: why not use admission controllers?": a questionnaire or an FAQ)
+    /// is aside too.
+    #[serde(default)]
+    pub question_sections: bool,
 }
 
 /// `[[epistemics.citations.edge]]`.

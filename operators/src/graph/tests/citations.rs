@@ -104,6 +104,45 @@ can say why it paused Jobs with the suspend field.\n";
 }
 
 #[test]
+fn a_reference_under_non_goals_or_a_questionnaire_question_is_no_ground() {
+    let aside = |heading: &str| {
+        format!(
+            "KEP: 3000\nTitle: Suspend with a reason\nStatus: provisional\n\n\
+# Suspend with a reason\n\n## {heading}\n\nIn \
+[#2232](https://github.com/kubernetes/enhancements/issues/2232) a suspend field was added so \
+that a controller can pause Jobs before they start.\n"
+        )
+    };
+    let grounds = |heading: &str| {
+        between(
+            &graph(
+                vec![
+                    source(
+                        "sig-apps/2232-suspend-jobs",
+                        SourceKind::Document,
+                        1,
+                        SUSPEND,
+                    ),
+                    source(
+                        "sig-apps/3000-suspend-reason",
+                        SourceKind::Document,
+                        9,
+                        &aside(heading),
+                    ),
+                ],
+                vec![],
+            ),
+            "BASED_ON",
+        )
+    };
+    // The same statement grounds the KEP under its motivation …
+    assert_eq!(grounds("Motivation").len(), 1);
+    // … and not where it says what it leaves out or answers a form's question.
+    assert!(grounds("Non-Goals").is_empty());
+    assert!(grounds("How can this feature be enabled / disabled in a live cluster?").is_empty());
+}
+
+#[test]
 fn an_unnumbered_document_citing_without_a_cue_draws_nothing() {
     let notes = "Standup notes: we read #2232 again and the suspend field looks fine for the \
 pause of Jobs.";

@@ -460,9 +460,48 @@ fn a_later_statement_answers_an_open_question_and_closes_it() {
     assert_eq!(
         relation(&elements, "ANSWERS")[0].evidence,
         [
-            "names BlueWave, shares own, renewal with the question and carries the person it asks for"
+            "names BlueWave, shares own, renewal with the question and carries the person it asks for (confidence 1.00)"
         ]
     );
+}
+
+#[test]
+fn an_open_question_is_answered_by_a_statement_that_takes_it_up_not_by_one_sharing_two_words() {
+    let question = "Should Project Atlas accept uploads that do not declare a character encoding?";
+    let aside = "Project Atlas uploads now show a character count.";
+    let answer = "Project Atlas will accept uploads without a declared character encoding and read them as UTF-8.";
+    let elements = graph(
+        vec![
+            source("docs/q.md", SourceKind::Document, 1, question),
+            source("docs/aside.md", SourceKind::Document, 3, aside),
+            source("docs/answer.md", SourceKind::Document, 5, answer),
+        ],
+        vec![],
+    );
+    // The aside shares two topic words across documents, which the word rules alone took for
+    // an answer; it repeats too little of what the question asks about.
+    assert_eq!(
+        links(&elements),
+        [(
+            "ANSWERS".to_string(),
+            answer.to_string(),
+            question.to_string()
+        )]
+    );
+    assert_eq!(memories(&elements)[question].standing, Standing::Answered);
+    let why = &relation(&elements, "ANSWERS")[0].evidence;
+    assert!(why[0].ends_with("(confidence 0.80)"), "{why:?}");
+
+    // Without the answer, the question stays open.
+    let open = graph(
+        vec![
+            source("docs/q.md", SourceKind::Document, 1, question),
+            source("docs/aside.md", SourceKind::Document, 3, aside),
+        ],
+        vec![],
+    );
+    assert!(links(&open).is_empty());
+    assert_eq!(memories(&open)[question].standing, Standing::Open);
 }
 
 #[test]
