@@ -107,6 +107,10 @@ impl Classifier {
     /// assert_eq!(type_of("We decided to ship Atlas on June 3."), Some(EpistemicType::Decision));
     /// assert_eq!(type_of("Who owns the billing migration?"), Some(EpistemicType::Question));
     /// assert_eq!(type_of("thanks!"), None);
+    /// // A placeholder is no statement, even under "Open questions" and though "TBD" is a cue.
+    /// let under = |text: &str| classifier.classify(text, Some("Open questions"), SourceKind::Document);
+    /// assert!(under("TBD.").is_none());
+    /// assert_eq!(under("TBD: owner for the AquaNest renewal.").map(|t| t.memory_type), Some(EpistemicType::Question));
     /// ```
     pub fn classify(&self, text: &str, section: Option<&str>, kind: SourceKind) -> Option<Typing> {
         self.classify_scored(text, section, kind)
@@ -121,7 +125,7 @@ impl Classifier {
         section: Option<&str>,
         kind: SourceKind,
     ) -> Option<(Typing, [u32; 9])> {
-        if self.noise_patterns.iter().any(|p| p.is_match(text)) {
+        if self.noise_patterns.iter().any(|p| p.is_match(text)) || self.is_placeholder(text) {
             return None;
         }
         let (scores, strong_total) = self.score_types(text, section);
@@ -251,16 +255,18 @@ impl Classifier {
         (scores, strong_total)
     }
 
+    /// Whether a unit is nothing but one of the `noise` phrases ("TBD.", "N/A", "thanks!"):
+    /// a placeholder is no statement, even where its word is a cue ("TBD: owner for the
+    /// renewal" is a question; "TBD." after one is not another).
+    fn is_placeholder(&self, text: &str) -> bool {
+        self.noise.contains(&bare(text))
+    }
+
     fn is_noise(&self, text: &str) -> bool {
         if self.noise_patterns.iter().any(|p| p.is_match(text)) {
             return true;
         }
-        let bare: String = text
-            .chars()
-            .filter(|c| c.is_alphanumeric() || c.is_whitespace() || *c == '+' || *c == '\'')
-            .collect::<String>()
-            .to_lowercase();
-        let bare = bare.split_whitespace().collect::<Vec<_>>().join(" ");
+        let bare = bare(text);
         let header_line = text
             .split_once(": ")
             .is_some_and(|(key, value)| is_header_key(key) && !value.trim().is_empty());
@@ -278,6 +284,16 @@ impl Classifier {
         };
         (authority * strength * 1000.0).round().clamp(0.0, 1000.0) as u16
     }
+}
+
+/// A unit's words, lower-cased and single-spaced, without punctuation (`+` and `'` kept).
+fn bare(text: &str) -> String {
+    let kept: String = text
+        .chars()
+        .filter(|c| c.is_alphanumeric() || c.is_whitespace() || *c == '+' || *c == '\'')
+        .collect::<String>()
+        .to_lowercase();
+    kept.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Words that open a subordinate clause.
