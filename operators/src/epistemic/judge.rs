@@ -302,8 +302,11 @@ pub fn answers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(us
                 };
                 let fitting = fits(candidate, need)
                     && rules.shared_words(&question.topic, &candidate.topic, besides) >= min_shared;
+                if !fitting {
+                    return None;
+                }
                 let confidence = answer_confidence(question, candidate, besides, rules);
-                (fitting && confidence >= spec.min_confidence).then_some((*a, confidence))
+                (confidence >= spec.min_confidence).then_some((*a, confidence))
             })
             .next();
         if let Some((a, confidence)) = answer {

@@ -262,17 +262,15 @@ impl Classifier {
         self.noise.contains(&bare(text))
     }
 
+    /// Whether a unit without strong cues is noise: empty, or a fragment under `min_words`
+    /// that is no header line. (The noise patterns and placeholders are checked before, for
+    /// every unit.)
     fn is_noise(&self, text: &str) -> bool {
-        if self.noise_patterns.iter().any(|p| p.is_match(text)) {
-            return true;
-        }
         let bare = bare(text);
         let header_line = text
             .split_once(": ")
             .is_some_and(|(key, value)| is_header_key(key) && !value.trim().is_empty());
-        bare.is_empty()
-            || self.noise.contains(&bare)
-            || (bare.split(' ').count() < self.min_words && !header_line)
+        bare.is_empty() || (bare.split(' ').count() < self.min_words && !header_line)
     }
 
     /// Confidence of a typing from a source of the given authority, in thousandths.
