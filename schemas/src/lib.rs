@@ -11,12 +11,14 @@
 //!   the pipeline's writer and the query core's reads.
 //! - [`memory`]: the memory objects' vocabulary — the nine epistemic types and standings —
 //!   shared by the writer and the readers.
+//! - [`calendar`]: days, months and the periods date values cover, in UTC.
 //! - [`fault`]: whose fault a failure is ([`Fault`]), and the wall clock in ms ([`now_millis`]).
 //!
 //! The `.avsc` files under `avsc/` are the source of truth; the Rust types mirror them and the
 //! tests round-trip every record and read data written with every previous schema version.
 
 pub mod bounded;
+pub mod calendar;
 pub mod changes;
 pub mod codec;
 pub mod event;

@@ -21,7 +21,9 @@
 
 use regex::{Regex, RegexBuilder};
 
-const DAY_MS: i64 = 86_400_000;
+use epigraph_schemas::calendar::{DAY_MS, add_months, days_from_civil, iso_day as day};
+pub use epigraph_schemas::calendar::{civil_date, period, year_of};
+
 const WEEKDAYS: [&str; 7] = [
     "monday",
     "tuesday",
@@ -208,82 +210,11 @@ impl RelativeDates {
     }
 }
 
-/// The days a date value covers, `[first, last]` in days since the Unix epoch: `YYYY-MM-DD`,
-/// `YYYY-MM`, `YYYY-Qn` or `YYYY`, as claims write them. `None` for anything else (a date
-/// without a year, `--MM-DD`, included).
-///
-/// ```
-/// use epigraph_operators::extract::dates::period;
-/// let (june, third) = (period("2027-06").unwrap(), period("2027-06-03").unwrap());
-/// assert!(june.0 <= third.0 && third.1 <= june.1);
-/// assert_eq!(period("2027-Q2").unwrap(), (period("2027-04").unwrap().0, june.1));
-/// assert_eq!(period("2027").unwrap().1 - period("2027").unwrap().0, 364);
-/// assert_eq!(period("2027-13"), None);
-/// assert_eq!(period("--06-03"), None);
-/// ```
-pub fn period(value: &str) -> Option<(i64, i64)> {
-    let parts: Vec<&str> = value.split('-').collect();
-    let int = |s: &str| -> Option<u32> {
-        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse().ok())
-            .flatten()
-    };
-    let year = int(parts.first()?).filter(|_| parts[0].len() == 4)? as i32;
-    let month_range = |first: u32, last: u32| {
-        let (y, m) = add_months(year, last, 1);
-        Some((
-            days_from_civil(year, first, 1),
-            days_from_civil(y, m, 1) - 1,
-        ))
-    };
-    match parts[1..] {
-        [] => month_range(1, 12),
-        [q] if q.len() == 2 && q.starts_with('Q') => {
-            let q = int(&q[1..]).filter(|q| (1..=4).contains(q))?;
-            month_range(3 * q - 2, 3 * q)
-        }
-        [m] => month_range(int(m).filter(|m| (1..=12).contains(m))?, int(m)?),
-        [m, d] => {
-            let m = int(m).filter(|m| (1..=12).contains(m))?;
-            let d = int(d).filter(|d| (1..=31).contains(d))?;
-            let day = days_from_civil(year, m, d);
-            (civil_date(day * DAY_MS) == (year, m, d)).then_some((day, day))
-        }
-        _ => None,
-    }
-}
-
-/// `YYYY-MM-DD` of a day number (days since the Unix epoch).
-fn day(days: i64) -> String {
-    let (y, m, d) = civil_date(days * DAY_MS);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 /// The last day of a month, as `YYYY-MM-DD`.
 fn last_day(year: i32, month: u32) -> String {
     let (y, m) = add_months(year, month, 1);
     let first_of_next = days_from_civil(y, m, 1);
     day(first_of_next - 1)
-}
-
-/// `(year, month)` `n` months after (or before) `(year, month)`.
-fn add_months(year: i32, month: u32, n: i64) -> (i32, u32) {
-    let index = year as i64 * 12 + (month as i64 - 1) + n;
-    (
-        index.div_euclid(12) as i32,
-        (index.rem_euclid(12) + 1) as u32,
-    )
-}
-
-/// Days since the Unix epoch of a civil date (Howard Hinnant's days-from-civil).
-fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
-    let y = year as i64 - i64::from(month <= 2);
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = month as i64;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 fn number(word: &str) -> i64 {
@@ -303,39 +234,6 @@ fn number(word: &str) -> i64 {
         "twelve" => 12,
         digits => digits.parse().unwrap_or(0),
     }
-}
-
-/// The civil year of a time in ms since the Unix epoch (proleptic Gregorian, UTC).
-///
-/// ```
-/// assert_eq!(epigraph_operators::extract::year_of(1_780_000_000_000), 2026);
-/// assert_eq!(epigraph_operators::extract::year_of(0), 1970);
-/// ```
-pub fn year_of(ms: i64) -> i32 {
-    civil_date(ms).0
-}
-
-/// `(year, month, day)` of a time in ms since the Unix epoch (proleptic Gregorian, UTC), by
-/// Howard Hinnant's days-to-civil.
-///
-/// ```
-/// assert_eq!(epigraph_operators::extract::civil_date(1_767_603_600_000), (2026, 1, 5));
-/// ```
-pub fn civil_date(ms: i64) -> (i32, u32, u32) {
-    let days = ms.div_euclid(86_400_000);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    (
-        (yoe + era * 400 + i64::from(month <= 2)) as i32,
-        month as u32,
-        day as u32,
-    )
 }
 
 #[cfg(test)]
