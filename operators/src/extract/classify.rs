@@ -111,6 +111,11 @@ impl Classifier {
     /// let under = |text: &str| classifier.classify(text, Some("Open questions"), SourceKind::Document);
     /// assert!(under("TBD.").is_none());
     /// assert_eq!(under("TBD: owner for the AquaNest renewal.").map(|t| t.memory_type), Some(EpistemicType::Question));
+    /// // Licence and attribution lines are boilerplate, not narrative.
+    /// assert_eq!(type_of("Written for epigraph; public domain."), None);
+    /// assert_eq!(type_of("Copyright 2026 Northwind Labs. All rights reserved."), None);
+    /// assert_eq!(type_of("This file is licensed under the Apache License, Version 2.0."), None);
+    /// assert!(type_of("We will put the survey data in the public domain after the launch.").is_some());
     /// ```
     pub fn classify(&self, text: &str, section: Option<&str>, kind: SourceKind) -> Option<Typing> {
         self.classify_scored(text, section, kind)

@@ -13,4 +13,4 @@ mod source;
 
 pub use config::DocsConfig;
 pub use manifest::{LineStamp, Manifest};
-pub use source::{DocsScan, declared_date, line_stamps, scan_folder, written_spans};
+pub use source::{DocsScan, declared_date, line_stamps, named_date, scan_folder, written_spans};

@@ -142,18 +142,23 @@ pub fn scan_folder(
             .map(|d| d.as_millis() as i64);
         // A date the document declares ("Date: 12 October 2026") is when what it says was
         // written; the file's modification time is only when it was checked out or copied.
-        let declared = declared_date(&text);
+        // Else a date its title or file name gives ("# Launch sync — 2 September 2026",
+        // `2026-09-02-launch-sync.md`): meeting notes are named by their day.
+        let stem = relative.file_stem().map(|s| s.to_string_lossy());
+        let declared = declared_date(&text)
+            .map(|at| (at, "declared"))
+            .or_else(|| named_date(title.as_deref(), stem.as_deref().unwrap_or(""), now));
         let stamps = line_stamps(
             previous.lines.get(&source_id).map(Vec::as_slice),
             &text,
-            declared.or(modified).unwrap_or(now),
+            declared.map(|(at, _)| at).or(modified).unwrap_or(now),
         );
         let written = written_spans(&text, &stamps);
         let mut event =
             SourceEvent::upsert(tenant, SourceKind::Document, &source_id, title, text, now);
-        event.occurred_at = declared.or(modified);
-        if declared.is_some() {
-            event.extras.insert("date".into(), "declared".into());
+        event.occurred_at = declared.map(|(at, _)| at).or(modified);
+        if let Some((_, how)) = declared {
+            event.extras.insert("date".into(), how.into());
         }
         event.extras.insert("format".into(), extension);
         for (key, value) in readable.extras {
@@ -404,6 +409,55 @@ pub fn declared_date(text: &str) -> Option<i64> {
     found.first().map(|(_, at)| *at)
 }
 
+/// The day a document's title or file name gives, when it declares none in a header: a full
+/// date in the title (`Launch sync — 2 September 2026`, `Retro (2026-09-02)`), else a
+/// `YYYY-MM-DD` at the start of the file name (`2026-09-02-launch-sync`), with how it was
+/// found (`"title"` or `"file name"`). A date after `now` is the day of something planned, not
+/// of the writing, and is not taken.
+///
+/// ```
+/// use epigraph_sources::docs::named_date;
+/// let day = |y, m, d| chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap()
+///     .and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis();
+/// let now = day(2026, 12, 5);
+/// assert_eq!(named_date(Some("Launch sync — 2 September 2026"), "notes", now), Some((day(2026, 9, 2), "title")));
+/// assert_eq!(named_date(Some("Board memo, October 7, 2026"), "memo", now), Some((day(2026, 10, 7), "title")));
+/// assert_eq!(named_date(Some("Launch sync"), "2026-09-02-launch-sync", now), Some((day(2026, 9, 2), "file name")));
+/// assert_eq!(named_date(Some("Q4 roadmap"), "q4-roadmap", now), None);
+/// assert_eq!(named_date(Some("Release 1.2.3"), "release", now), None);
+/// // The launch is planned, the plan was not written then.
+/// assert_eq!(named_date(Some("Launch plan for 3 November 2027"), "launch", now), None);
+/// ```
+pub fn named_date(title: Option<&str>, file_stem: &str, now: i64) -> Option<(i64, &'static str)> {
+    let in_title = title.and_then(|title| {
+        let words: Vec<&str> = title
+            .split_whitespace()
+            .map(|w| w.trim_matches(['(', ')', '[', ']', ':', ';', '—', '–', '"', '\'']))
+            .filter(|w| !w.is_empty())
+            .collect();
+        (0..words.len()).find_map(|i| {
+            // One word (`2026-09-02`) or three (`2 September 2026`, `September 2, 2026`).
+            [1, 3]
+                .iter()
+                .find_map(|&n| parse_date(&words.get(i..i + n)?.join(" ")))
+        })
+    });
+    let in_name = || {
+        let head: String = file_stem.chars().take(10).collect();
+        let head = head.replace('_', "-");
+        chrono::NaiveDate::parse_from_str(&head, "%Y-%m-%d")
+            .ok()
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .map(|d| d.and_utc().timestamp_millis())
+    };
+    // Not after now, and not before 1970 ("Release 1.2.3" reads as a day in the year 3).
+    let past = |at: &i64| (0..=now).contains(at);
+    in_title
+        .filter(past)
+        .map(|at| (at, "title"))
+        .or_else(|| in_name().filter(past).map(|at| (at, "file name")))
+}
+
 /// A calendar date in one of the common written forms.
 fn parse_date(value: &str) -> Option<i64> {
     const FORMATS: [&str; 8] = [
@@ -526,6 +580,84 @@ mod tests {
             third.events[0].extras.get("written").map(String::as_str),
             Some(format!("0-8@{t1};8-31@{t2};31-43@{t3};43-54@{t2}").as_str())
         );
+    }
+
+    #[test]
+    fn meeting_notes_are_dated_by_the_day_their_title_or_file_name_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let day = |y, m, d| {
+            chrono::NaiveDate::from_ymd_opt(y, m, d)
+                .unwrap()
+                .and_hms_opt(0, 0, 0)
+                .unwrap()
+                .and_utc()
+                .timestamp_millis()
+        };
+        let files = [
+            (
+                "2026-09-02-launch-sync.md",
+                "# Launch sync — 2 September 2026
+
+- We ship.
+",
+            ),
+            (
+                "2026-09-09-sync.md",
+                "# Weekly sync
+
+- We ship later.
+",
+            ),
+            (
+                "memo.md",
+                "# Memo, 3 September 2026
+
+Date: 4 September 2026
+
+Text.
+",
+            ),
+            (
+                "roadmap.md",
+                "# Roadmap
+
+We ship in Q4.
+",
+            ),
+        ];
+        for (name, text) in files {
+            touch(&dir.path().join(name), text, 1_800_000_000_000);
+        }
+        let scan = scan_folder(
+            dir.path(),
+            "t",
+            &DocsConfig::default(),
+            &Manifest::default(),
+            64,
+        )
+        .unwrap();
+        let dated: std::collections::BTreeMap<&str, (Option<i64>, Option<&str>)> = scan
+            .events
+            .iter()
+            .map(|e| {
+                (
+                    e.source_id.as_str(),
+                    (e.occurred_at, e.extras.get("date").map(String::as_str)),
+                )
+            })
+            .collect();
+        assert_eq!(
+            dated["2026-09-02-launch-sync.md"],
+            (Some(day(2026, 9, 2)), Some("title"))
+        );
+        assert_eq!(
+            dated["2026-09-09-sync.md"],
+            (Some(day(2026, 9, 9)), Some("file name"))
+        );
+        // A `Date:` header wins over the title.
+        assert_eq!(dated["memo.md"], (Some(day(2026, 9, 4)), Some("declared")));
+        // Nothing names a day: the file's modification time.
+        assert_eq!(dated["roadmap.md"], (Some(1_800_000_000_000), None));
     }
 
     #[test]
