@@ -21,7 +21,7 @@ fn main() -> std::process::ExitCode {
     match runtime.block_on(epigraph::cli::execute(cli)) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("epigraph: error: {error:#}");
+            eprintln!("epigraph: error: {}", epigraph::cli::describe(&error));
             std::process::ExitCode::FAILURE
         }
     }

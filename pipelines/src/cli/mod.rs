@@ -19,6 +19,37 @@ use clap::{Parser, Subcommand};
 use crate::config::EpigraphConfig;
 use crate::runtime::{RunOptions, run};
 
+/// The message of an error and its causes, joined by `": "`, as `{:#}` prints it, but without
+/// a cause whose text the message before it already ends with (a typed error that shows its
+/// source *and* names it as its source would otherwise print the OS error twice).
+///
+/// ```
+/// use anyhow::Context;
+/// let os = std::io::Error::other("No space left on device");
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("state/docs/a.json.tmp: {source}")]
+/// struct Io { #[source] source: std::io::Error }
+/// let error = anyhow::Error::from(Io { source: os }).context("saving the manifest");
+/// assert_eq!(
+///     epigraph::cli::describe(&error),
+///     "saving the manifest: state/docs/a.json.tmp: No space left on device"
+/// );
+/// assert_eq!(format!("{error:#}").matches("No space").count(), 2);
+/// ```
+pub fn describe(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if text.is_empty() {
+            text = cause;
+        } else if !text.ends_with(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
 /// epigraph: a live epistemic memory for organisations.
 #[derive(Debug, Parser)]
 #[command(name = "epigraph", version, about)]

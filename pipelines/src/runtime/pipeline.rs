@@ -123,9 +123,18 @@ struct Runner {
 
 /// Run the pipeline.
 pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunReport> {
-    ensure_topics(&config.kafka)
-        .await
-        .context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
+    let metrics = Arc::new(RunMetrics::default());
+    if !config.run.metrics_listen.is_empty() {
+        serve_metrics(&config.run.metrics_listen, metrics.clone()).await;
+    }
+    let policy = RetryPolicy::of(&config.run);
+    // Kafka and Neo4j started alongside the run (a fresh machine, a pod, a restarted host) may
+    // not answer yet: the run waits for them as for an outage, reported on `/readyz`.
+    retry(&metrics, policy, "creating the topics", || {
+        ensure_topics(&config.kafka)
+    })
+    .await
+    .context("creating topics (is Kafka up? deploy/local/services.sh up)")?;
     let embedder = if config.lancedb.embed {
         let model = config.model.clone();
         let embedder = tokio::task::spawn_blocking(move || Embedder::load(&model)).await??;
@@ -134,11 +143,12 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
         None
     };
     let view = config.kafka.topic_prefix.clone();
-    let metrics = Arc::new(RunMetrics::default());
-    let neo4j = Neo4jSink::connect(&config.neo4j)
-        .await
-        .context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?
-        .with_view(&view);
+    let neo4j = retry(&metrics, policy, "connecting to Neo4j", || {
+        Neo4jSink::connect(&config.neo4j)
+    })
+    .await
+    .context("connecting to Neo4j (is it up? deploy/local/services.sh up)")?
+    .with_view(&view);
     let lance = LanceSink::open(&config.lancedb, embedder)
         .await?
         .with_view(&view)
@@ -154,11 +164,8 @@ pub async fn run(config: EpigraphConfig, options: RunOptions) -> Result<RunRepor
     // Ten half-lives: an older retrieval weighs less than 0.1 % of a fresh one.
     let usage = UsageWindow::new(usage_half_life_ms.saturating_mul(10));
     let dataflow = Arc::new(dataflow);
-    if !config.run.metrics_listen.is_empty() {
-        serve_metrics(&config.run.metrics_listen, metrics.clone()).await;
-    }
     let decoder = EventDecoder::with_codec(producer.registry().cloned());
-    let policy = RetryPolicy::of(&config.run);
+    info!(view = %view, "started: Kafka and Neo4j reached; restoring the views");
     let mut runner = Runner {
         policy,
         filler_seen: (0, false),

@@ -54,7 +54,11 @@ pub async fn ensure_topics(config: &KafkaConfig) -> Result<(), SourceError> {
     // Connector status: the latest report per connector is all a reader needs.
     let connectors = config.connectors_topic();
     topics.push(NewTopic::new(&connectors, 1, replication()).set("cleanup.policy", "compact"));
-    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    // Bounded on the client too (librdkafka's default is a minute): a broker that is not up
+    // yet fails this attempt in 20 s, and `epigraph run` says so and retries.
+    let options = AdminOptions::new()
+        .operation_timeout(Some(Duration::from_secs(15)))
+        .request_timeout(Some(Duration::from_secs(20)));
     let results = admin
         .create_topics(topics.iter(), &options)
         .await
@@ -97,7 +101,11 @@ async fn raise_max_message_bytes(
     if topics.is_empty() {
         return Ok(());
     }
-    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    // Bounded on the client too (librdkafka's default is a minute): a broker that is not up
+    // yet fails this attempt in 20 s, and `epigraph run` says so and retries.
+    let options = AdminOptions::new()
+        .operation_timeout(Some(Duration::from_secs(15)))
+        .request_timeout(Some(Duration::from_secs(20)));
     let specifiers: Vec<ResourceSpecifier<'_>> =
         topics.iter().map(|t| ResourceSpecifier::Topic(t)).collect();
     let described = admin
@@ -163,7 +171,11 @@ pub async fn delete_topics(config: &KafkaConfig) -> Result<(), SourceError> {
     topics.push(config.proposals_topic());
     topics.push(config.connectors_topic());
     let names: Vec<&str> = topics.iter().map(String::as_str).collect();
-    let options = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    // Bounded on the client too (librdkafka's default is a minute): a broker that is not up
+    // yet fails this attempt in 20 s, and `epigraph run` says so and retries.
+    let options = AdminOptions::new()
+        .operation_timeout(Some(Duration::from_secs(15)))
+        .request_timeout(Some(Duration::from_secs(20)));
     let results = admin
         .delete_topics(&names, &options)
         .await
