@@ -8,6 +8,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+pub mod soak_plot;
+
 /// The `epigraph` program built beside the bench (`EPIGRAPH_BIN` overrides it).
 pub use epigraph_tests::binary as epigraph_binary;
 

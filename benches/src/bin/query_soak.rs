@@ -20,6 +20,7 @@
 //! query-soak --rate 20 --seconds 300                      # the service alone
 //! query-soak --rate 20 --seconds 300 --ingest-rate 100    # under a concurrent ingest
 //! query-soak --rate 5 --seconds 1800 --ingest-rate 100     # the pipeline for 30 minutes
+//! query-soak … --plot soak.svg                              # and its picture
 //! ```
 //!
 //! Per window (`--window`, 30 s): requests, errors, p50/p99 of searches and of context blocks,
@@ -65,6 +66,12 @@ struct Args {
     /// Topic prefix of the soak's own topics (a run with ingest adds `-live`).
     #[arg(long, default_value = "soak")]
     prefix: String,
+    /// Also draw the windows (latency, RSS, lag against minutes) as an SVG here.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Run nothing: draw `--plot` from the summary (the last stdout line) of an earlier soak.
+    #[arg(long, requires = "plot")]
+    plot_from: Option<PathBuf>,
 }
 
 /// What the sampler read every 2 s.
@@ -251,6 +258,16 @@ async fn lag(client: &reqwest::Client, metrics: &str) -> Option<f64> {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<()> {
     let args = Args::parse();
+    if let (Some(from), Some(path)) = (&args.plot_from, &args.plot) {
+        let text =
+            std::fs::read_to_string(from).with_context(|| format!("reading {}", from.display()))?;
+        let summary: Value = serde_json::from_str(text.lines().last().unwrap_or_default())
+            .with_context(|| format!("{}: not a query-soak summary", from.display()))?;
+        let windows = summary["windows"].as_array().cloned().unwrap_or_default();
+        epigraph_benches::soak_plot::plot_windows(&windows, path, &soak_title(&summary))?;
+        eprintln!("plot: {}", path.display());
+        return Ok(());
+    }
     let home = epigraph_sinks::embed::default_home();
     let live = args.ingest_rate > 0.0;
     let prefix = if live {
@@ -563,5 +580,25 @@ async fn main() -> Result<()> {
         "windows": report,
     });
     println!("{summary}");
+    if let Some(path) = &args.plot {
+        epigraph_benches::soak_plot::plot_windows(&report, path, &soak_title(&summary))?;
+        eprintln!("plot: {}", path.display());
+    }
     Ok(())
+}
+
+/// The plot's title, from a soak's summary.
+fn soak_title(summary: &Value) -> String {
+    let ingest = summary["ingest_rate_per_s"].as_f64().unwrap_or(0.0);
+    format!(
+        "query-soak: {} req/s for {} s{} ({} build)",
+        summary["rate_per_s"],
+        summary["seconds"],
+        if ingest > 0.0 {
+            format!(", ingest {ingest} events/s")
+        } else {
+            String::new()
+        },
+        summary["profile"].as_str().unwrap_or("?")
+    )
 }

@@ -17,7 +17,8 @@ use epigraph_tests::{metric_sample, scrape_metrics};
 /// What the log has said so far.
 #[derive(Clone, Debug, Default)]
 pub struct LogState {
-    /// `serving /metrics`: start-up is over.
+    /// `started: Kafka and Neo4j reached`: start-up (the services reached, the model
+    /// loaded) is over.
     pub serving: bool,
     /// `views cleared; restoring …` (`epigraph rebuild`).
     pub cleared: bool,
@@ -119,7 +120,7 @@ impl Watched {
                 let _ = writeln!(file, "{line}");
                 let mut s = reader_state.lock().unwrap();
                 s.first_line.get_or_insert_with(Instant::now);
-                if line.contains("serving /metrics") {
+                if line.contains("started: Kafka and Neo4j reached") {
                     s.serving = true;
                 } else if line.contains("views cleared; restoring") {
                     s.cleared = true;
