@@ -16,6 +16,7 @@
 //! - [`briefing`], [`context`]: token-budgeted context blocks for agents.
 //! - [`reads`]: nodes, neighbourhoods, entities, contradictions, open questions, priorities,
 //!   timelines and traversals.
+//! - [`plans`]: plans past their date (`GET /v1/plans/overdue`).
 //! - [`graph`]: the Cypher reads behind all of them ([`graph::GraphReader`]) and their cards.
 //! - [`error`]: [`QueryError`], which says whose fault a failure is.
 
@@ -25,6 +26,7 @@ pub mod error;
 pub mod expand;
 pub mod fuse;
 pub mod graph;
+pub mod plans;
 pub mod rank;
 pub mod reads;
 pub mod retrieve;

@@ -117,7 +117,10 @@ try {
     await page.locator(`#questions tr[data-id="${question}"]`).waitFor({ timeout: 120000 });
     reopened = question;
   }
-  step("questions", { questions, answered, reopened });
+  await page.waitForSelector("#overdue table, #no-overdue", { timeout: 15000 });
+  check((await page.locator("#overdue .error").count()) === 0, "plans past their date: no error");
+  const overdue = await page.locator("#overdue tbody tr[data-id]").count();
+  step("questions", { questions, answered, reopened, overdue });
   await shot(page, "questions");
 
   // ---- Entity: aliases, relations and the neighbourhood drawn by Cytoscape.js.

@@ -562,6 +562,7 @@ async fn the_query_service_answers_agents_and_analysts_from_the_real_stores() {
             "get_timeline",
             "list_contradictions",
             "list_open_questions",
+            "list_overdue_plans",
             "list_priorities",
             "list_proposals",
             "propose_edit",
@@ -665,4 +666,95 @@ fn texts_of(items: &serde_json::Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Plans past their date (`GET /v1/plans/overdue`, MCP `list_overdue_plans`): a standing plan
+/// whose date has passed is listed with its due day; one still ahead, one moved by a later
+/// message and a decision that names a past day are not.
+#[tokio::test(flavor = "multi_thread")]
+async fn plans_past_their_date_are_listed_for_the_analyst() {
+    let _guard = serial().await;
+    let env = TestEnv::new("overdue");
+    // Day 0 is 2026-05-28.
+    const LATE: &str = "We plan to finish the vendor evaluation by September 1, 2026.";
+    const AHEAD: &str = "We plan to migrate the billing database by March 2, 2027.";
+    const MOVED: &str = "The Fjord Ventures pilot launch is planned for August 3, 2026.";
+    const MOVED_AGAIN: &str =
+        "Heads up, the Fjord Ventures pilot launch slips to December 14, 2026.";
+    const DECIDED: &str = "We decided on June 2, 2026 to keep the on-call rotation weekly.";
+    let lines = [
+        event("chat", "plans/late", 0, LATE),
+        event("chat", "plans/ahead", 1, AHEAD),
+        event("chat", "pilot/1", 2, MOVED),
+        event("chat", "pilot/2", 9, MOVED_AGAIN),
+        event("chat", "oncall/1", 6, DECIDED),
+    ];
+    let file = env.dir.path().join("events.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").expect("events");
+    ingest(&env, &["events", file.to_str().expect("utf-8")]);
+    env.epigraph(&["run", "--until-idle"]);
+    let config = env.dir.path().join("serve.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[serve.tokens]]\ntoken = \"token-a\"\ntenant = \"{}\"\n\n[serve]\nreport_usage = false\n",
+            env.tenant
+        ),
+    )
+    .expect("config");
+    let server = env.serve_with(&["--config", config.to_str().expect("utf-8")]);
+    let api = Client {
+        base: server.base.clone(),
+        token: Some("token-a".into()),
+    };
+    let listed = |as_of: &str| api.get(&format!("/v1/plans/overdue?as_of={as_of}"));
+
+    // On 5 October 2026 only the evaluation is late: the pilot moved to December.
+    let october = listed("2026-10-05");
+    assert_eq!(october["as_of"], "2026-10-05", "{october}");
+    let plans = october["plans"].as_array().expect("plans");
+    assert_eq!(plans.len(), 1, "{october}");
+    assert_eq!(plans[0]["plan"]["text"], LATE, "{october}");
+    assert_eq!(plans[0]["due"], "2026-09-01");
+    assert_eq!(plans[0]["days_overdue"], 34);
+    // Before its day nothing is late; on 1 January 2027 the moved pilot is too, the most
+    // recently due first.
+    let august = listed("2026-08-15");
+    assert_eq!(
+        august["plans"].as_array().map(Vec::len),
+        Some(0),
+        "{august}"
+    );
+    let january = listed("2027-01-01");
+    assert_eq!(texts_of_plans(&january), [MOVED_AGAIN, LATE], "{january}");
+    let recent = api.get("/v1/plans/overdue?as_of=2027-01-01&within_days=30");
+    assert_eq!(texts_of_plans(&recent), [MOVED_AGAIN], "{recent}");
+    let (status, body) = api.call("GET", "/v1/plans/overdue?within_days=0", None);
+    assert_eq!(status, 400, "{body}");
+
+    // The same list for an agent, over MCP.
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{}/mcp", server.base))
+            .auth_header("token-a"),
+    );
+    let client = ().serve(transport).await.expect("MCP initialize");
+    let args = serde_json::json!({"as_of": "2026-10-05"});
+    let called = client
+        .call_tool(
+            CallToolRequestParams::new("list_overdue_plans")
+                .with_arguments(args.as_object().expect("object").clone()),
+        )
+        .await
+        .expect("list_overdue_plans");
+    let structured = called.structured_content.expect("structured result");
+    assert_eq!(texts_of_plans(&structured), [LATE], "{structured}");
+}
+
+fn texts_of_plans(response: &serde_json::Value) -> Vec<String> {
+    response["plans"]
+        .as_array()
+        .expect("plans")
+        .iter()
+        .map(|p| p["plan"]["text"].as_str().unwrap_or_default().to_string())
+        .collect()
 }

@@ -388,20 +388,10 @@ fn pair_listed_after_withdraw(
     pair_listed(server, tenant, a, b)
 }
 
-/// `ms` since the Unix epoch as RFC 3339 (UTC, whole seconds), without a date crate.
+/// `ms` since the Unix epoch as RFC 3339 (UTC, whole seconds).
 fn chrono_free_rfc3339(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let rest = ms.div_euclid(1000).rem_euclid(86_400);
+    let (year, month, day) = epigraph_schemas::calendar::civil_date(ms);
     format!(
         "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
         rest / 3600,

@@ -8,6 +8,7 @@ use axum::extract::{Extension, State};
 pub use epigraph_query::briefing::ContextRequest;
 use epigraph_query::context::ContextBlock;
 use epigraph_query::graph::{NodeView, Subgraph};
+pub use epigraph_query::plans::{OverdueParams, OverduePlan, OverdueResponse};
 pub use epigraph_query::reads::{
     AnsweredResponse, ContradictionsResponse, EntitiesResponse, EntityParams, ListParams,
     NeighborhoodParams, PrioritiesResponse, PriorityParams, QuestionsResponse, TenantParams,
@@ -109,6 +110,15 @@ query_endpoint! {
     #[utoipa::path(get, path = "/v1/questions/answered", tag = "graph", params(ListParams),
         responses((status = 200, body = AnsweredResponse)))]
     answered_questions(ListParams) -> AnsweredResponse
+}
+
+query_endpoint! {
+    /// Plans past their date: standing plans whose latest date had passed by `as_of` (or now)
+    /// and that nothing has superseded since, the most recently due first. epigraph does not
+    /// know whether the work was done, only that nothing it read says so or moved the date.
+    #[utoipa::path(get, path = "/v1/plans/overdue", tag = "graph", params(OverdueParams),
+        responses((status = 200, body = OverdueResponse), (status = 400, body = super::ErrorBody)))]
+    overdue_plans(OverdueParams) -> OverdueResponse
 }
 
 query_endpoint! {

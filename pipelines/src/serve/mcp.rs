@@ -1,6 +1,6 @@
 //! The query service as MCP tools for agents (official Rust SDK `rmcp`, streamable HTTP at
 //! `/mcp`): `search_memory`, `get_context`, `get_node`, `list_contradictions`,
-//! `list_open_questions`, `list_priorities`, `get_timeline`, `find_entities`, `traverse`;
+//! `list_open_questions`, `list_overdue_plans`, `list_priorities`, `get_timeline`, `find_entities`, `traverse`;
 //! governed writes, each a proposal (`POST /v1/proposals`): `remember`, `propose_edit`,
 //! `propose_relation`, `dispute`, `answer_question`, with `list_proposals`, `get_proposal`,
 //! `decide_proposal`; and `review_judgement` (a reviewer's token: confirm or reject a judgement
@@ -19,6 +19,7 @@ use serde::Deserialize;
 
 use epigraph_query::QueryError;
 use epigraph_query::briefing::ContextRequest;
+use epigraph_query::plans::OverdueParams;
 use epigraph_query::reads::{
     EntityParams, ListParams, PriorityParams, TimelineParams, TraverseParams,
 };
@@ -831,6 +832,27 @@ impl EpigraphMcp {
         })
         .await
     }
+
+    #[tool(
+        description = "Plans past their date: standing plans whose latest date has passed (or had by as_of) and that nothing has superseded or moved since, the most recently due first, each with its due day and days overdue. Whether the work was done is not known: nothing read says so.",
+        annotations(read_only_hint = true)
+    )]
+    async fn list_overdue_plans(
+        &self,
+        Extension(parts): Extension<axum::http::request::Parts>,
+        Parameters(args): Parameters<ListArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let params = OverdueParams {
+            limit: Some(args.limit.unwrap_or(20)),
+            as_of: args.as_of,
+            within_days: None,
+            tenant: None,
+        };
+        answer(&parts, |tenant| async move {
+            self.state.query().overdue_plans(&tenant, &params).await
+        })
+        .await
+    }
 }
 
 #[tool_handler]
@@ -841,7 +863,7 @@ impl ServerHandler for EpigraphMcp {
             .with_instructions(
                 "epigraph is the organisation's epistemic memory. Use get_context for a briefing \
                  on a topic, search_memory for specific statements, list_contradictions and \
-                 list_open_questions for what is disputed or unknown, get_node, get_timeline, \
+                 list_open_questions for what is disputed or unknown, list_overdue_plans for plans past their date, get_node, get_timeline, \
                  find_entities and traverse for details. To write, use remember, propose_edit, \
                  propose_relation, dispute or answer_question: each is a proposal the server \
                  applies at once, after a review window or on approval; list_proposals and \

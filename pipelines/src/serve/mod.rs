@@ -9,7 +9,8 @@
 //!   the score components.
 //! - `POST /v1/context`: a token-budgeted context block ([`epigraph_query::context`]).
 //! - `GET /v1/nodes/{id}`, `/v1/nodes/{id}/neighborhood`, `/v1/entities`, `/v1/contradictions`,
-//!   `/v1/questions`, `/v1/questions/answered`, `/v1/priorities`, `/v1/timeline`, `/v1/traverse` ([`api`]).
+//!   `/v1/questions`, `/v1/questions/answered`, `/v1/plans/overdue`, `/v1/priorities`,
+//!   `/v1/timeline`, `/v1/traverse` ([`api`]).
 //! - `GET|POST|DELETE /v1/reviews`: review actions on the system's judgements ([`reviews`]).
 //! - `GET|POST /v1/proposals`, `GET /v1/proposals/{id}`, `POST /v1/proposals/{id}/approve|
 //!   reject|withdraw`: governed writes ([`proposals`]).
@@ -301,6 +302,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/contradictions", get(api::contradictions))
         .route("/v1/questions", get(api::questions))
         .route("/v1/questions/answered", get(api::answered_questions))
+        .route("/v1/plans/overdue", get(api::overdue_plans))
         .route("/v1/priorities", get(api::priorities))
         .route("/v1/timeline", get(api::timeline))
         .route("/v1/traverse", get(api::traverse))

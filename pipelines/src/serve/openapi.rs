@@ -75,6 +75,7 @@ impl Modify for ErrorResponses {
         api::contradictions,
         api::questions,
         api::answered_questions,
+        api::overdue_plans,
         api::priorities,
         api::timeline,
         api::traverse,
@@ -99,7 +100,7 @@ impl Modify for ErrorResponses {
     security(("bearer" = [])),
     tags(
         (name = "retrieval", description = "Search and context blocks"),
-        (name = "graph", description = "Nodes, entities, contradictions, questions, priorities, timelines"),
+        (name = "graph", description = "Nodes, entities, contradictions, questions, plans past their date, priorities, timelines"),
         (name = "reviews", description = "Confirm or reject the system's judgements, and withdraw a review"),
         (name = "proposals", description = "Governed writes: propose a note, an edit or a verdict; approve, reject or withdraw; the audit trail"),
         (name = "health", description = "What the pipeline refused, and why; the source connectors as they report themselves")
@@ -129,6 +130,7 @@ mod tests {
             "/v1/contradictions",
             "/v1/questions",
             "/v1/questions/answered",
+            "/v1/plans/overdue",
             "/v1/priorities",
             "/v1/timeline",
             "/v1/traverse",

@@ -359,6 +359,22 @@ impl GraphReader {
         self.rows(q, "reading open questions").await
     }
 
+    /// Plans written by `at` that assert a date, for [`crate::plans`] to tell which are past
+    /// it (at most [`MAX_ROWS`], the highest K first).
+    pub async fn dated_plans(&self, tenant: &str, at: i64) -> Result<Vec<MemoryCard>, QueryError> {
+        let text = format!(
+            "MATCH (m:Plan) WHERE m.tenant = $tenant AND (m.t_valid IS NULL OR m.t_valid <= $at) \
+             AND size([(m)-[:ASSERTS]->(c:Claim) WHERE c.unit = 'date' | 1]) > 0 \
+             WITH m ORDER BY coalesce(m.k, 0.0) DESC, m.id LIMIT $limit RETURN {card}",
+            card = CARD.as_str()
+        );
+        let q = query(&text)
+            .param("tenant", tenant)
+            .param("at", at)
+            .param("limit", MAX_ROWS as i64);
+        self.rows(q, "reading dated plans").await
+    }
+
     /// Questions that an answer closed (now, or by `as_of`), the most recently answered first,
     /// each with the statement that answers it.
     pub async fn answered_questions(
