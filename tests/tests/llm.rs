@@ -335,20 +335,22 @@ async fn the_model_extractor_proposes_through_validation_retries_and_the_cache()
 
     // What was accepted became agent proposals with the model and the extraction's cost.
     let created = report["proposals_created"].as_array().unwrap().len();
-    // SmolLM2 at temperature 0 and seed 0 answers the same every time on one build of
-    // llama.cpp, but not across builds (compiled from source for the machine's instruction
-    // set): where this was written it typed one of the five units otherwise than the rules,
-    // which became a proposal; on the machine of 2026-12-05 every answer was refused
-    // (relations between names that are not entities, a raw newline in a JSON string) and
-    // the rules' result stood for all five. So the proposals are checked whenever the model
-    // makes one, and otherwise the fallback is: every unit kept the rules' result.
-    if created == 0 {
-        assert_eq!(fallbacks + accepted, sent, "{report}");
-        eprintln!(
-            "llm: the model's answers made no proposal on this build ({accepted} accepted, \
-             {fallbacks} refused every time): the proposal path was not taken"
-        );
+    // SmolLM2 at temperature 0 and seed 0 answers the same every time, and llama.cpp is built
+    // for one instruction set on every machine (deploy/local/python.sh): its answers to these
+    // five units relate names that are no entities, refused twice with the reason; the last
+    // try keeps each answer's type and entities without those relations, and two of the five
+    // units are typed otherwise than the rules — proposals. The path is taken end to end.
+    let salvaged = report["salvaged"].as_u64().unwrap();
+    assert!(salvaged <= accepted, "{report}");
+    let dropped = report["dropped"].as_array().unwrap();
+    assert!(
+        salvaged == 0 || !dropped.is_empty(),
+        "a salvaged answer lists what it lost: {report}"
+    );
+    for d in dropped {
+        assert!(!d["reason"].as_str().unwrap().is_empty(), "{d}");
     }
+    assert!(created >= 1, "no proposal: {report}");
     let proposals = proposals_of_the_extractor(&server.base, &reviewer, &tenant);
     assert_eq!(proposals.len(), created, "{report}");
     eprintln!(

@@ -136,9 +136,13 @@ struct ProposeReport {
     latency_ms: u64,
     cost: f64,
     accepted: usize,
+    /// Of the accepted: kept on the last try without their faulty relations and edges.
+    salvaged: usize,
     fallbacks: usize,
     /// Per refused answer: the memory object and the reason.
     rejections: Vec<Value>,
+    /// Per relation or edge a salvaged answer lost: the memory object and the reason.
+    dropped: Vec<Value>,
     proposals_created: Vec<String>,
     proposals_duplicate: usize,
     proposals_refused: Vec<Value>,
@@ -301,6 +305,14 @@ async fn propose(
             continue;
         };
         report.accepted += 1;
+        if !o.dropped.is_empty() {
+            report.salvaged += 1;
+        }
+        for reason in &o.dropped {
+            report.dropped.push(
+                json!({"memory_object": card.id, "reason": reason, "cached": extraction.cached}),
+            );
+        }
         report.entity_relations += answer.relations.len();
         let mut read = vec![card.id.clone()];
         read.extend(neighbours.iter().map(|c| c.id.clone()));

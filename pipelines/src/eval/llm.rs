@@ -111,6 +111,9 @@ pub async fn evaluate(
                 match &o.answer {
                     Some(answer) => {
                         *counts.entry("accepted").or_default() += 1;
+                        if !o.dropped.is_empty() {
+                            *counts.entry("salvaged").or_default() += 1;
+                        }
                         with_llm = answer.memory_type.clone();
                     }
                     None => *counts.entry("fallbacks").or_default() += 1,

@@ -14,7 +14,7 @@ use super::validate::Answer;
 
 /// The version of the prompt: change it when the prompt's wording or the answer's handling
 /// changes, so old answers are not reused.
-pub const PROMPT_VERSION: &str = "epigraph-llm-1";
+pub const PROMPT_VERSION: &str = "epigraph-llm-2";
 
 /// The outcome of one extraction, as cached.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -25,6 +25,10 @@ pub struct Outcome {
     pub rejections: Vec<String>,
     /// The metric label of every rejected try.
     pub rejection_codes: Vec<String>,
+    /// What the accepted answer lost, with the reasons: relations and edges the last try got
+    /// wrong ([`super::validate::salvage`]); empty when an answer was sound.
+    #[serde(default)]
+    pub dropped: Vec<String>,
     /// Calls made.
     pub calls: u32,
     /// Prompt tokens over the calls.
@@ -136,6 +140,7 @@ mod tests {
             answer: None,
             rejections: vec!["the answer is not JSON: EOF".into()],
             rejection_codes: vec!["not_json".into()],
+            dropped: Vec::new(),
             calls: 1,
             prompt_tokens: 10,
             completion_tokens: 2,

@@ -60,7 +60,7 @@ impl LlmMetrics {
         let proposals = Family::<Labels, Counter>::default();
         registry.register(
             "calls",
-            "Chat-completion calls by outcome (accepted, rejected, error)",
+            "Chat-completion calls by outcome (accepted, salvaged, rejected, error)",
             calls.clone(),
         );
         registry.register(
@@ -120,7 +120,8 @@ impl LlmMetrics {
         labels
     }
 
-    /// A call that returned (`accepted` or `rejected`) or failed (`error`, no tokens).
+    /// A call that returned (`accepted`, `salvaged`: kept without its faulty relations and edges,
+    /// or `rejected`) or failed (`error`, no tokens).
     pub fn call(
         &self,
         outcome: &str,

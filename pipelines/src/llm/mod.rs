@@ -32,7 +32,7 @@ use cache::{Cache, CacheError, Outcome};
 use client::{CallError, ChatClient, Message};
 use metrics::LlmMetrics;
 use schema::Vocabulary;
-use validate::{Shown, validate};
+use validate::{Shown, salvage, validate};
 
 /// Why the extractor could not run.
 #[derive(Debug, thiserror::Error)]
@@ -240,13 +240,15 @@ impl LlmExtractor {
             answer: None,
             rejections: Vec::new(),
             rejection_codes: Vec::new(),
+            dropped: Vec::new(),
             calls: 0,
             prompt_tokens: 0,
             completion_tokens: 0,
             latency_ms: 0,
         };
         let mut failure: Option<CallError> = None;
-        for _ in 0..=self.config.retries() {
+        let tries = self.config.retries() + 1;
+        for try_number in 1..=tries {
             let reply = match self.client.complete(&messages, &self.schema).await {
                 Ok(reply) => reply,
                 Err(error) => {
@@ -274,6 +276,28 @@ impl LlmExtractor {
                     break;
                 }
                 Err(rejection) => {
+                    // The last try keeps what is sound of an answer whose only faults are
+                    // relations or edges: its type and entities stand, the rest is dropped
+                    // with the reasons.
+                    if try_number == tries
+                        && let Ok((answer, dropped)) =
+                            salvage(&reply.content, &self.vocabulary, &shown)
+                    {
+                        self.metrics.call(
+                            "salvaged",
+                            reply.prompt_tokens,
+                            reply.completion_tokens,
+                            reply.latency,
+                            cost,
+                        );
+                        tracing::info!(
+                            dropped = ?dropped.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                            "the last answer was kept without its faulty relations and edges"
+                        );
+                        outcome.dropped = dropped.iter().map(ToString::to_string).collect();
+                        outcome.answer = Some(answer);
+                        break;
+                    }
                     self.metrics.call(
                         "rejected",
                         reply.prompt_tokens,

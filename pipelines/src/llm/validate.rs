@@ -200,9 +200,43 @@ pub fn validate(
     vocabulary: &Vocabulary,
     shown: &Shown,
 ) -> Result<Answer, Rejection> {
+    let (answer, mut dropped) = salvage(content, vocabulary, shown)?;
+    match dropped.is_empty() {
+        true => Ok(answer),
+        false => Err(dropped.remove(0)),
+    }
+}
+
+/// [`validate`], but an answer whose only faults are relations or edges is kept without them:
+/// the answer and what was dropped, each with its reason. What the last try of a unit gets
+/// (a small model's type and entities are often right where a relation between two names it
+/// made up is not); an answer that is not JSON, not of the schema, or of an unknown type or
+/// kind is still refused.
+///
+/// ```
+/// use epigraph::llm::schema::Vocabulary;
+/// use epigraph::llm::validate::{Shown, salvage};
+/// let vocabulary = Vocabulary::of(&epigraph_operators::Ontology::bundled());
+/// let answer = r#"{"memory_type": "PLAN", "entities": [{"name": "Maya", "kind": "Person"},
+///   {"name": "Atlas", "kind": "Project"}], "relations": [{"relation": "works_on",
+///   "from": "Maya", "to": "Atlas"}, {"relation": "works_on", "from": "Heads up", "to": "Atlas"}],
+///   "edges": [{"edge": "SUPPORTS", "to": "m9"}]}"#;
+/// let (kept, dropped) = salvage(answer, &vocabulary, &Shown::default()).unwrap();
+/// assert_eq!((kept.memory_type.as_str(), kept.relations.len(), kept.edges.len()), ("PLAN", 1, 0));
+/// assert_eq!(dropped.len(), 2);
+/// assert!(dropped[0].to_string().contains("\"Heads up\" is neither"), "{}", dropped[0]);
+/// assert!(salvage(r#"{"memory_type": "RUMOUR", "entities": [], "relations": [], "edges": []}"#,
+///     &vocabulary, &Shown::default()).is_err());
+/// ```
+pub fn salvage(
+    content: &str,
+    vocabulary: &Vocabulary,
+    shown: &Shown,
+) -> Result<(Answer, Vec<Rejection>), Rejection> {
+    let text = escape_raw_controls(json_text(content));
     let value: serde_json::Value =
-        serde_json::from_str(json_text(content)).map_err(|e| Rejection::NotJson(e.to_string()))?;
-    let answer: Answer =
+        serde_json::from_str(&text).map_err(|e| Rejection::NotJson(e.to_string()))?;
+    let mut answer: Answer =
         serde_json::from_value(value).map_err(|e| Rejection::Schema(e.to_string()))?;
     check_bounds(&answer)?;
     if !vocabulary
@@ -222,43 +256,110 @@ pub fn validate(
         }
         kinds.insert(entity.name.trim().to_lowercase(), entity.kind.clone());
     }
-    for relation in &answer.relations {
-        let Some(signature) = vocabulary.relations.get(&relation.relation) else {
-            return Err(Rejection::UnknownRelation(relation.relation.clone()));
-        };
-        for (side, name, allowed) in [
-            ("from", &relation.from, &signature.from),
-            ("to", &relation.to, &signature.to),
-        ] {
-            let Some(kind) = kinds.get(&name.trim().to_lowercase()) else {
-                return Err(Rejection::UnknownEndpoint {
-                    relation: relation.relation.clone(),
-                    name: name.clone(),
-                });
-            };
-            if !allowed.contains(kind) {
-                return Err(Rejection::Signature {
-                    relation: relation.relation.clone(),
-                    side,
-                    name: name.clone(),
-                    kind: kind.clone(),
-                    allowed: allowed.join("|"),
-                });
+    let mut dropped = Vec::new();
+    answer.relations.retain(|relation| {
+        match relation_fault(relation, vocabulary, &kinds) {
+            None => true,
+            Some(rejection) => {
+                dropped.push(rejection);
+                false
             }
         }
-    }
-    for edge in &answer.edges {
-        if !vocabulary.edges.contains_key(&edge.edge) {
-            return Err(Rejection::UnknownEdge(edge.edge.clone()));
-        }
-        if !shown.targets.contains(&edge.to) {
-            return Err(Rejection::UnknownTarget {
+    });
+    answer.edges.retain(|edge| {
+        let fault = if !vocabulary.edges.contains_key(&edge.edge) {
+            Some(Rejection::UnknownEdge(edge.edge.clone()))
+        } else if !shown.targets.contains(&edge.to) {
+            Some(Rejection::UnknownTarget {
                 edge: edge.edge.clone(),
                 to: edge.to.clone(),
+            })
+        } else {
+            None
+        };
+        match fault {
+            None => true,
+            Some(rejection) => {
+                dropped.push(rejection);
+                false
+            }
+        }
+    });
+    Ok((answer, dropped))
+}
+
+/// What is wrong with a relation: its name, an end that names no entity, or its signature.
+fn relation_fault(
+    relation: &AnswerRelation,
+    vocabulary: &Vocabulary,
+    kinds: &BTreeMap<String, String>,
+) -> Option<Rejection> {
+    let Some(signature) = vocabulary.relations.get(&relation.relation) else {
+        return Some(Rejection::UnknownRelation(relation.relation.clone()));
+    };
+    for (side, name, allowed) in [
+        ("from", &relation.from, &signature.from),
+        ("to", &relation.to, &signature.to),
+    ] {
+        let Some(kind) = kinds.get(&name.trim().to_lowercase()) else {
+            return Some(Rejection::UnknownEndpoint {
+                relation: relation.relation.clone(),
+                name: name.clone(),
+            });
+        };
+        if !allowed.contains(kind) {
+            return Some(Rejection::Signature {
+                relation: relation.relation.clone(),
+                side,
+                name: name.clone(),
+                kind: kind.clone(),
+                allowed: allowed.join("|"),
             });
         }
     }
-    Ok(answer)
+    None
+}
+
+/// A model's JSON with the raw control characters inside its strings escaped (`"a⏎b"` →
+/// `"a\nb"`): JSON forbids them there, small models write them, and the meaning is plain.
+/// Outside strings they are whitespace or an error either way, and left alone.
+///
+/// ```
+/// use epigraph::llm::validate::escape_raw_controls;
+/// assert_eq!(escape_raw_controls("{\"a\": \"one\ntwo\"}\n"), "{\"a\": \"one\\ntwo\"}\n");
+/// assert_eq!(escape_raw_controls(r#"{"a": "q\"\n"}"#), r#"{"a": "q\"\n"}"#);
+/// assert_eq!(escape_raw_controls("\"\u{1}\""), "\"\\u0001\"");
+/// ```
+pub fn escape_raw_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control()) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string && !escaped && (c as u32) < 0x20 {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                _ => out.push_str(&format!("\\u{:04x}", c as u32)),
+            }
+            continue;
+        }
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -334,5 +435,36 @@ mod tests {
         .unwrap();
         assert_eq!(answer.edges.len(), 1);
         assert_eq!(answer.relations[0].to, "ATLAS");
+    }
+
+    #[test]
+    fn a_raw_newline_in_a_name_is_read_and_only_relation_or_edge_faults_are_salvaged() {
+        let answer = check(
+            "{\"memory_type\": \"PLAN\", \"entities\": [{\"name\": \"Maya\nLee\", \"kind\": \"Person\"}], \
+             \"relations\": [], \"edges\": []}",
+        )
+        .unwrap();
+        assert_eq!(answer.entities[0].name, "Maya\nLee");
+        let vocabulary = Vocabulary::of(&Ontology::bundled());
+        let shown = Shown::default();
+        // Every fault that is not a relation's or an edge's still refuses the whole answer.
+        for content in [
+            r#"{"memory_type": "PLAN", "entities": [{"name": "Maya", "kind": "Wizard"}], "relations": [{"relation": "likes", "from": "a", "to": "b"}], "edges": []}"#,
+            r#"{"memory_type": "RUMOUR", "entities": [], "relations": [], "edges": []}"#,
+            r#"{"memory_type": "PLAN", "entities": []"#,
+        ] {
+            assert!(salvage(content, &vocabulary, &shown).is_err(), "{content}");
+        }
+        let (kept, dropped) = salvage(
+            r#"{"memory_type": "DECISION", "entities": [{"name": "Ops", "kind": "Team"}], "relations": [{"relation": "works_on", "from": "Ops", "to": "Atlas"}, {"relation": "likes", "from": "a", "to": "b"}], "edges": [{"edge": "BASED_ON", "to": "m1"}]}"#,
+            &vocabulary,
+            &shown,
+        )
+        .unwrap();
+        assert_eq!(kept.memory_type, "DECISION");
+        assert_eq!(kept.entities.len(), 1);
+        assert!(kept.relations.is_empty() && kept.edges.is_empty());
+        let codes: Vec<&str> = dropped.iter().map(Rejection::code).collect();
+        assert_eq!(codes, ["signature", "unknown_relation", "unknown_edge"]);
     }
 }
