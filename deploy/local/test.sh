@@ -3,7 +3,8 @@
 # registry (Apicurio, which services.sh up starts with the others).
 #
 # Installs what is missing (protoc, jars, model), starts the services if they are not running,
-# the Python venv, builds, runs `cargo test --workspace` (unit, doc and end-to-end tests), and stops the services again if
+# the Python venv, builds, runs every test executable of `cargo test --workspace` (unit, doc and
+# end-to-end tests; two at a time, deploy/local/run_tests.py), and stops the services again if
 # this script started them — also when a test fails. `.ci/run` calls exactly this.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -47,4 +48,7 @@ wait "$services_pid" || { echo "[test] services failed to start; see: deploy/loc
 wait "$python_pid" || { echo "[test] the Python venv could not be installed:" >&2; tail -n 30 "$python_log" >&2; exit 1; }
 rm -f "$python_log"
 
-cargo test --workspace --locked --no-fail-fast -- --test-threads=2
+# The test executables of `cargo test --workspace`, two at a time (most of an end-to-end test is
+# waiting on the services), the doc tests beside them, the one that stops the services alone at
+# the end; every executable's output and wall time, and a summary (deploy/local/run_tests.py).
+python3 "$here/run_tests.py" --jobs "${EPIGRAPH_TEST_JOBS:-2}" -- --test-threads=2

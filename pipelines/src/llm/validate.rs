@@ -257,15 +257,15 @@ pub fn salvage(
         kinds.insert(entity.name.trim().to_lowercase(), entity.kind.clone());
     }
     let mut dropped = Vec::new();
-    answer.relations.retain(|relation| {
-        match relation_fault(relation, vocabulary, &kinds) {
+    answer.relations.retain(
+        |relation| match relation_fault(relation, vocabulary, &kinds) {
             None => true,
             Some(rejection) => {
                 dropped.push(rejection);
                 false
             }
-        }
-    });
+        },
+    );
     answer.edges.retain(|edge| {
         let fault = if !vocabulary.edges.contains_key(&edge.edge) {
             Some(Rejection::UnknownEdge(edge.edge.clone()))
