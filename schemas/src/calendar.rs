@@ -99,7 +99,20 @@ pub fn year_of(ms: i64) -> i32 {
 /// assert_eq!(epigraph_schemas::calendar::civil_date(1_767_603_600_000), (2026, 1, 5));
 /// ```
 pub fn civil_date(ms: i64) -> (i32, u32, u32) {
-    let days = ms.div_euclid(86_400_000);
+    let (year, month, day) = civil_of_day(ms.div_euclid(DAY_MS));
+    (year as i32, month, day)
+}
+
+/// `(year, month, day)` of a day number (days since the Unix epoch), for every `i64`: the
+/// year is an `i64` (a day of `i64::MIN / 86_400_000` is some 292 million years back).
+///
+/// ```
+/// use epigraph_schemas::calendar::civil_of_day;
+/// assert_eq!(civil_of_day(0), (1970, 1, 1));
+/// assert_eq!(civil_of_day(-1), (1969, 12, 31));
+/// assert!(civil_of_day(i64::MIN / 86_400_000 - 1).0 < -290_000_000);
+/// ```
+pub fn civil_of_day(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -109,7 +122,7 @@ pub fn civil_date(ms: i64) -> (i32, u32, u32) {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     (
-        (yoe + era * 400 + i64::from(month <= 2)) as i32,
+        yoe + era * 400 + i64::from(month <= 2),
         month as u32,
         day as u32,
     )
@@ -119,8 +132,10 @@ pub fn civil_date(ms: i64) -> (i32, u32, u32) {
 ///
 /// ```
 /// assert_eq!(epigraph_schemas::calendar::iso_day(-1), "1969-12-31");
+/// // The day of the earliest instant there is (`as_of=-9223372036854775808`) has a name too.
+/// assert!(epigraph_schemas::calendar::iso_day(i64::MIN.div_euclid(86_400_000)).starts_with('-'));
 /// ```
 pub fn iso_day(days: i64) -> String {
-    let (y, m, d) = civil_date(days * DAY_MS);
+    let (y, m, d) = civil_of_day(days);
     format!("{y:04}-{m:02}-{d:02}")
 }
