@@ -32,7 +32,7 @@ use cache::{Cache, CacheError, Outcome};
 use client::{CallError, ChatClient, Message};
 use metrics::LlmMetrics;
 use schema::Vocabulary;
-use validate::{Shown, salvage, validate};
+use validate::{Shown, salvage};
 
 /// Why the extractor could not run.
 #[derive(Debug, thiserror::Error)]
@@ -263,41 +263,44 @@ impl LlmExtractor {
             outcome.completion_tokens += reply.completion_tokens;
             outcome.latency_ms += reply.latency.as_millis() as u64;
             let cost = self.cost(reply.prompt_tokens, reply.completion_tokens);
-            match validate(&reply.content, &self.vocabulary, &shown) {
-                Ok(answer) => {
+            // One check: what is wrong, if anything, and what would be left without the faulty
+            // relations and edges. The last try keeps that rest (its type and entities stand,
+            // the rest is dropped with the reasons); earlier tries are refused with the first
+            // fault, which the model is told.
+            let checked = salvage(&reply.content, &self.vocabulary, &shown).and_then(
+                |(answer, mut dropped)| {
+                    if dropped.is_empty() || try_number == tries {
+                        Ok((answer, dropped))
+                    } else {
+                        Err(dropped.remove(0))
+                    }
+                },
+            );
+            match checked {
+                Ok((answer, dropped)) => {
+                    let label = if dropped.is_empty() {
+                        "accepted"
+                    } else {
+                        "salvaged"
+                    };
                     self.metrics.call(
-                        "accepted",
+                        label,
                         reply.prompt_tokens,
                         reply.completion_tokens,
                         reply.latency,
                         cost,
                     );
+                    if !dropped.is_empty() {
+                        outcome.dropped = dropped.iter().map(ToString::to_string).collect();
+                        tracing::info!(
+                            dropped = ?outcome.dropped,
+                            "the last answer was kept without its faulty relations and edges"
+                        );
+                    }
                     outcome.answer = Some(answer);
                     break;
                 }
                 Err(rejection) => {
-                    // The last try keeps what is sound of an answer whose only faults are
-                    // relations or edges: its type and entities stand, the rest is dropped
-                    // with the reasons.
-                    if try_number == tries
-                        && let Ok((answer, dropped)) =
-                            salvage(&reply.content, &self.vocabulary, &shown)
-                    {
-                        self.metrics.call(
-                            "salvaged",
-                            reply.prompt_tokens,
-                            reply.completion_tokens,
-                            reply.latency,
-                            cost,
-                        );
-                        tracing::info!(
-                            dropped = ?dropped.iter().map(ToString::to_string).collect::<Vec<_>>(),
-                            "the last answer was kept without its faulty relations and edges"
-                        );
-                        outcome.dropped = dropped.iter().map(ToString::to_string).collect();
-                        outcome.answer = Some(answer);
-                        break;
-                    }
                     self.metrics.call(
                         "rejected",
                         reply.prompt_tokens,
