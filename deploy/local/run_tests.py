@@ -12,9 +12,11 @@ Every executable runs as `cargo test` would run it: from its package's folder, w
 `CARGO_*` variables cargo sets, `--test-threads=2`. Its output is printed in one block when it
 ends, with its wall time; a line every minute names what is still running. Nothing stops at
 the first failure: the summary lists every executable, slowest first, and the exit code is 1
-when any failed.
+when any failed. An executable that outlives `--timeout` seconds (default 900,
+`EPIGRAPH_TEST_TIMEOUT`) is stopped with its whole process group (the servers it started too)
+and counts as failed, so that one hung test cannot eat CI's 90 minutes.
 
-Usage: run_tests.py [--jobs N] [--list] [-- ARGS PASSED TO EVERY EXECUTABLE]
+Usage: run_tests.py [--jobs N] [--timeout S] [--list] [-- ARGS PASSED TO EVERY EXECUTABLE]
 (stdlib only; needs `cargo` and the workspace built: it lists the executables with
 `cargo test --no-run --message-format=json`).
 """
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -75,6 +78,7 @@ class Job:
     seconds: float = 0.0
     code: int | None = None
     log: Path | None = None
+    timed_out: bool = False
 
 
 def executables(repo: Path) -> list[Job]:
@@ -124,22 +128,43 @@ def key_of(job: Job) -> str:
     return job.name.split(" ")[0]
 
 
-def run_job(job: Job, extra: list[str], logs: Path) -> None:
+def run_job(job: Job, extra: list[str], logs: Path, timeout: float) -> None:
+    """Runs `job` in a process group of its own; past `timeout` seconds the group is killed."""
     job.log = logs / (job.name.replace(" ", "_").replace("/", "_") + ".log")
     env = dict(os.environ)
     env.update(job.env)
     started = time.monotonic()
     with open(job.log, "w") as log:
-        job.code = subprocess.call(
+        process = subprocess.Popen(
             job.argv + extra, cwd=job.cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL, start_new_session=True,
         )
+        try:
+            job.code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            job.timed_out = True
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(process.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    process.wait(timeout=10)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+            job.code = process.wait()
+            log.write(f"\n[tests] {job.name}: stopped after {timeout:.0f} s (--timeout)\n")
     job.seconds = time.monotonic() - started
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("EPIGRAPH_TEST_JOBS", "2")))
+    parser.add_argument(
+        "--timeout", type=float, default=float(os.environ.get("EPIGRAPH_TEST_TIMEOUT", "900")),
+        help="seconds an executable may run before its process group is killed (default 900)",
+    )
     parser.add_argument("--list", action="store_true", help="print the executables and exit")
     parser.add_argument("extra", nargs="*", help="arguments for every executable (after --)")
     args = parser.parse_args()
@@ -171,7 +196,10 @@ def main() -> int:
     started = time.monotonic()
 
     def report(job: Job) -> None:
-        status = "ok" if job.code == 0 else f"FAILED (exit {job.code})"
+        if job.timed_out:
+            status = f"FAILED (stopped after {args.timeout:.0f} s)"
+        else:
+            status = "ok" if job.code == 0 else f"FAILED (exit {job.code})"
         with lock:
             print(f"\n===== {job.name}: {status} in {job.seconds:.0f} s =====", flush=True)
             sys.stdout.write(job.log.read_text(errors="replace"))
@@ -184,7 +212,7 @@ def main() -> int:
                     return
                 job = queue.pop(0)
                 running[job.name] = time.monotonic()
-            run_job(job, extra, logs)
+            run_job(job, extra, logs, args.timeout)
             with lock:
                 running.pop(job.name, None)
             report(job)
@@ -207,14 +235,14 @@ def main() -> int:
     for job in alone:
         with lock:
             running[job.name] = time.monotonic()
-        run_job(job, extra, logs)
+        run_job(job, extra, logs, args.timeout)
         with lock:
             running.pop(job.name, None)
         report(job)
     done.set()
 
     total = time.monotonic() - started
-    failed = [j for j in jobs if j.code != 0]
+    failed = [j for j in jobs if j.code != 0 or j.timed_out]
     counts = {"passed": 0, "failed": 0, "ignored": 0}
     for job in jobs:
         for line in job.log.read_text(errors="replace").splitlines():
@@ -228,7 +256,9 @@ def main() -> int:
     )
     print(f"[tests] {len(jobs)} executables in {total / 60:.1f} min wall; slowest first:")
     for job in sorted(jobs, key=lambda j: -j.seconds):
-        mark = "ok" if job.code == 0 else "FAILED"
+        mark = "ok" if job.code == 0 and not job.timed_out else "FAILED"
+        if job.timed_out:
+            mark = "TIMEOUT"
         print(f"  {job.seconds:7.1f} s  {mark:6}  {job.name}")
     if failed:
         print(f"[tests] FAILED: {', '.join(j.name for j in failed)}", flush=True)

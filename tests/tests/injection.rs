@@ -148,26 +148,31 @@ const NUMBERS: [&str; 6] = [
 ];
 
 /// Which hostile strings a slot of the walk (a parameter, a body field, a tool argument, the
-/// dev-mode tenant of an operation) gets. In the suite, a rotating sample: every
-/// [`SAMPLE_STRIDE`]-th string, from an offset that moves on by one per slot, so each slot meets
-/// strings of every kind (the list is grouped by kind) and every string is tried in many slots.
-/// `EPIGRAPH_INJECTION_FULL=1` puts every string into every slot (the whole walk: ≈ 25 min on
-/// 2 cores, a separate command, docs/measurements.md).
+/// dev-mode tenant of an operation) gets: every one (≈ 4 min on 2 cores). For a quick local
+/// run, `EPIGRAPH_INJECTION_STRIDE=N` gives each slot every N-th string, from an offset that
+/// moves on by one per slot, so each slot still meets strings of every kind (the list is
+/// grouped by kind) and every string is tried in many slots.
+///
+/// The suite walked a rotating sixth for a while (2026-12-05), because the whole walk seemed to
+/// take over 27 minutes; the cause was one MCP call that never came back (a panicking tool,
+/// `epigraph::serve::panics`), not the walk's size. Calls are now bounded ([`CALL_TIMEOUT`])
+/// and a panicking tool answers an error.
 struct Sample {
     stride: usize,
     slot: usize,
 }
 
-/// One hostile string in this many per slot in the suite's walk.
-const SAMPLE_STRIDE: usize = 6;
+/// How long one request or tool call may take before it counts as unanswered.
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Sample {
     fn new() -> Self {
-        let full = std::env::var("EPIGRAPH_INJECTION_FULL").is_ok_and(|v| v == "1");
-        Sample {
-            stride: if full { 1 } else { SAMPLE_STRIDE },
-            slot: 0,
-        }
+        let stride = std::env::var("EPIGRAPH_INJECTION_STRIDE")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .unwrap_or(1)
+            .max(1);
+        Sample { stride, slot: 0 }
     }
 
     /// The strings of the next slot.
@@ -712,11 +717,27 @@ struct Tally {
     requests: usize,
     by_status: BTreeMap<u16, usize>,
     failures: Vec<String>,
+    /// The slowest requests and calls: (seconds, what).
+    slowest: Vec<(f64, String)>,
 }
+
+/// A request slower than this is printed as it ends (the whole walk once took over 27 min).
+const SLOW_SECONDS: f64 = 3.0;
 
 impl Tally {
     fn fail(&mut self, what: String) {
         self.failures.push(what);
+    }
+
+    /// Notes how long `what` took; keeps the ten slowest.
+    fn timed(&mut self, what: &str, took: Duration) {
+        let seconds = took.as_secs_f64();
+        if seconds > SLOW_SECONDS {
+            eprintln!("injection: slow: {seconds:.1} s {}", short(what));
+        }
+        self.slowest.push((seconds, short(what)));
+        self.slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        self.slowest.truncate(10);
     }
 }
 
@@ -861,7 +882,7 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
     let (status, openapi) = http_get_with(&format!("{base}/openapi.json"), None);
     assert_eq!(status, 200);
     let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(60))
+        .timeout(CALL_TIMEOUT)
         .build()
         .expect("client");
     let mut tally = Tally::default();
@@ -1018,8 +1039,10 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
                 continue;
             };
             tally.requests += 1;
-            let answer = send(&client, method, url, &query, body.as_ref(), token, stream).await;
             let label = format!("{} {path} {what}", method.to_uppercase());
+            let sent_at = Instant::now();
+            let answer = send(&client, method, url, &query, body.as_ref(), token, stream).await;
+            tally.timed(&label, sent_at.elapsed());
             let (status, content_type, text) = match answer {
                 Ok(answer) => answer,
                 Err(error) => {
@@ -1111,6 +1134,10 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
     }
     let http_requests = tally.requests;
     let http_time = walk_started.elapsed();
+    eprintln!(
+        "injection: HTTP walk: {http_requests} requests in {:.0} s",
+        http_time.as_secs_f64()
+    );
     assert!(operations >= 26, "the walk covered {operations} operations");
     assert!(
         body_schemas_checked >= 3,
@@ -1151,9 +1178,17 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
         }
         for (what, args) in variants {
             calls += 1;
-            let result = mcp
-                .call_tool(CallToolRequestParams::new(name.clone()).with_arguments(args.clone()))
-                .await;
+            let sent_at = Instant::now();
+            let call = mcp
+                .call_tool(CallToolRequestParams::new(name.clone()).with_arguments(args.clone()));
+            let Ok(result) = tokio::time::timeout(CALL_TIMEOUT, call).await else {
+                tally.fail(format!(
+                    "MCP {name} {what}: no answer in {} s",
+                    CALL_TIMEOUT.as_secs()
+                ));
+                continue;
+            };
+            tally.timed(&format!("MCP {name} {what}"), sent_at.elapsed());
             let mut sent = Vec::new();
             strings(&Value::Object(args.clone()), &mut sent);
             let mut wrong = Vec::new();
@@ -1195,6 +1230,10 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
         }
     }
     let mcp_time = mcp_started.elapsed();
+    eprintln!(
+        "injection: MCP walk: {calls} calls in {:.0} s",
+        mcp_time.as_secs_f64()
+    );
     assert!(calls >= 18 * sample.least(&hostile), "{calls} tool calls");
 
     // 3. Right after the walk: the query service wrote nothing to Neo4j or LanceDB.
@@ -1221,6 +1260,7 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
     let run_started = Instant::now();
     env.run_until_idle();
     let run_time = run_started.elapsed();
+    eprintln!("injection: pipeline run: {:.0} s", run_time.as_secs_f64());
     let a_run = tenant_print(&graph, &a).await;
     let b_run = tenant_print(&graph, &b).await;
     let db_run = database_print(&graph, &view).await;
@@ -1387,8 +1427,11 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
             query.push(("tenant".into(), tenant.clone()));
             dev_requests += 1;
             let label = format!("dev GET {path} tenant={}", short(tenant));
+            let sent_at = Instant::now();
+            let answer = send(&client, "get", url, &query, None, "none", stream).await;
+            tally.timed(&label, sent_at.elapsed());
             let (status, content_type, text) =
-                match send(&client, "get", url, &query, None, "none", stream).await {
+                match answer {
                     Ok(answer) => answer,
                     Err(error) => {
                         tally.fail(format!("{label}: {error}"));
@@ -1450,6 +1493,10 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
         started.elapsed().as_secs_f64(),
         tally.failures.len(),
     );
+    eprintln!("injection: the slowest requests and calls:");
+    for (seconds, what) in &tally.slowest {
+        eprintln!("  {seconds:6.2} s  {what}");
+    }
     assert!(
         tally.failures.is_empty(),
         "{} failures, the first 150:\n{}",

@@ -857,6 +857,23 @@ impl EpigraphMcp {
 
 #[tool_handler]
 impl ServerHandler for EpigraphMcp {
+    /// Every tool call, through the router; a tool that panics answers an internal error
+    /// (rmcp would leave the call unanswered: [`super::panics`]).
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let tool = request.name.to_string();
+        let metrics = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<super::metrics::ServeMetrics>())
+            .cloned();
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        super::panics::catch_tool(&tool, metrics.as_ref(), Self::tool_router().call(call)).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("epigraph", env!("CARGO_PKG_VERSION")))

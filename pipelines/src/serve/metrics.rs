@@ -8,7 +8,9 @@
 //! - `epigraph_serve_open_streams{route}`: streamed responses (`text/event-stream`: the live feed,
 //!   MCP) open now;
 //! - `epigraph_serve_live_feeds`: live feeds being read (one per tenant and view, shared by every
-//!   viewer of that view), read at scrape time.
+//!   viewer of that view), read at scrape time;
+//! - `epigraph_serve_panics_total`: requests and MCP tool calls whose handler panicked
+//!   ([`super::panics`]: answered 500 or an internal tool error; each one is a bug).
 //!
 //! The pipeline (`epigraph run`) exports its own on `run.metrics_listen`
 //! ([`crate::runtime::metrics`]). `deploy/grafana/epigraph.json` charts both; a test checks that
@@ -70,6 +72,7 @@ pub struct ServeMetrics {
     feeds: Gauge,
     overloaded: Counter,
     waiting: Gauge,
+    panics: Counter,
 }
 
 impl Default for ServeMetrics {
@@ -80,6 +83,7 @@ impl Default for ServeMetrics {
         let feeds = Gauge::default();
         let overloaded = Counter::default();
         let waiting = Gauge::default();
+        let panics = Counter::default();
         let mut registry = Registry::with_prefix("epigraph_serve");
         registry.register(
             "requests",
@@ -111,6 +115,12 @@ impl Default for ServeMetrics {
             "Requests waiting for a turn now (serve.max_concurrent_requests)",
             waiting.clone(),
         );
+        registry.register(
+            "panics",
+            "Requests and MCP tool calls whose handler panicked (answered 500 or an internal \
+             tool error, logged with the cause: a bug)",
+            panics.clone(),
+        );
         ServeMetrics {
             registry: Arc::new(registry),
             requests,
@@ -119,6 +129,7 @@ impl Default for ServeMetrics {
             feeds,
             overloaded,
             waiting,
+            panics,
         }
     }
 }
@@ -127,6 +138,11 @@ impl ServeMetrics {
     /// A request refused by admission ([`super::admission`]).
     pub fn overloaded(&self) {
         self.overloaded.inc();
+    }
+
+    /// A request or tool call whose handler panicked ([`super::panics`]).
+    pub fn panicked(&self) {
+        self.panics.inc();
     }
 
     /// A request waiting for a turn, while the guard lives.

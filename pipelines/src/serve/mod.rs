@@ -39,6 +39,7 @@ pub mod live;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi;
+pub mod panics;
 pub mod proposals;
 pub mod reviews;
 pub mod stores;
@@ -352,6 +353,11 @@ pub fn router(state: AppState) -> Router {
         .merge(reads)
         .fallback(extract::no_route)
         .method_not_allowed_fallback(extract::wrong_method)
+        // A panicking handler answers 500 (counted by `track` around it), not a dropped line.
+        .layer(middleware::from_fn_with_state(
+            serve_metrics.clone(),
+            panics::catch,
+        ))
         .layer(middleware::from_fn_with_state(
             serve_metrics.clone(),
             metrics::track,
