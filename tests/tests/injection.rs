@@ -1430,14 +1430,13 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
             let sent_at = Instant::now();
             let answer = send(&client, "get", url, &query, None, "none", stream).await;
             tally.timed(&label, sent_at.elapsed());
-            let (status, content_type, text) =
-                match answer {
-                    Ok(answer) => answer,
-                    Err(error) => {
-                        tally.fail(format!("{label}: {error}"));
-                        continue;
-                    }
-                };
+            let (status, content_type, text) = match answer {
+                Ok(answer) => answer,
+                Err(error) => {
+                    tally.fail(format!("{label}: {error}"));
+                    continue;
+                }
+            };
             *tally.by_status.entry(status).or_default() += 1;
             let mut wrong = judge_http(status, &content_type, &text, stream, false, &[]);
             if !epigraph_schemas::topics::valid_tenant(tenant) && status != 400 {

@@ -27,8 +27,7 @@ use super::metrics::ServeMetrics;
 
 /// What the caller is told: the fault is the service's, it is logged, and retrying the same
 /// request will not help.
-pub const INTERNAL: &str =
-    "internal error: the service failed on this request (a bug, logged with its cause); \
+pub const INTERNAL: &str = "internal error: the service failed on this request (a bug, logged with its cause); \
      the same request will fail again";
 
 /// The text of a panic's payload (`panic!("…")` gives a `&str` or a `String`).
