@@ -6,6 +6,10 @@
 //! The date of a plan is the last day its latest date claim covers (`2026-12-01`, the 31st for
 //! `2026-12`, the 31st of March for `2027-Q1`, the 31st of December for `2027`); a plan with no
 //! dated claim is never past due.
+//!
+//! A plan its own text marks done — a ticked box (`[x] Ship the connector by 1 November`), struck
+//! through (`~~…~~`), a leading ✅, ✔ or ☑, `DONE:` / `Completed:` in front or `(done)` at the
+//! end — is closed, not late ([`marked_done`]).
 
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -42,9 +46,65 @@ pub fn due_day(card: &MemoryCard) -> Option<i64> {
         .max()
 }
 
+/// Whether a plan's own text marks it done: a ticked box, struck through, a check mark in
+/// front, `Done:` / `Completed:` / `Shipped:` in front, or `(done)` / `(completed)` /
+/// `(shipped)` / `– done` at the end (case does not matter).
+///
+/// ```
+/// use epigraph_query::plans::marked_done;
+/// assert!(marked_done("[x] Ship the Slack connector by 1 November 2026."));
+/// assert!(marked_done("~~Ship the Teams connector by 20 November 2026.~~"));
+/// assert!(marked_done("✅ Ship the CalDAV connector by 26 November."));
+/// assert!(marked_done("DONE: ship the S3 connector by 27 November."));
+/// assert!(marked_done("Ship the IMAP connector by 25 November (done)."));
+/// // Still to do.
+/// assert!(!marked_done("[ ] Ship the Gmail connector by 15 November 2026."));
+/// assert!(!marked_done("Ship the connectors before the launch on 3 November."));
+/// assert!(!marked_done("Done criteria: the evaluation is due 1 December."));
+/// assert!(!marked_done("We are done with planning; the launch is on 3 November."));
+/// assert!(!marked_done("~~~."));
+/// assert!(!marked_done("~~Teams~~ Slack connector by 20 November."));
+/// ```
+pub fn marked_done(text: &str) -> bool {
+    let text = text.trim();
+    let lower = text.to_lowercase();
+    let ticked = [
+        "[x]",
+        "✅",
+        "✔",
+        "☑",
+        "done:",
+        "completed:",
+        "shipped:",
+        "done -",
+        "done –",
+    ]
+    .iter()
+    .any(|mark| lower.starts_with(mark));
+    let inner = text.trim_end_matches(['.', ' ']);
+    let struck = inner.len() > 4
+        && inner.starts_with("~~")
+        && inner.ends_with("~~")
+        && !inner[2..inner.len() - 2].contains("~~");
+    let tail = lower.trim_end_matches(['.', ' ', '!']);
+    let noted = [
+        "(done)",
+        "(completed)",
+        "(shipped)",
+        "(finished)",
+        "– done",
+        "- done",
+        "— done",
+    ]
+    .iter()
+    .any(|mark| tail.ends_with(mark));
+    ticked || struck || noted
+}
+
 /// Whether a plan was past its date at `at` (ms since the epoch): it is a plan, it had been
 /// written by then, it stood (nothing had superseded it, nor its document), and the last day
-/// of its latest date was before the day of `at`. `Some(days past due)` if so.
+/// of its latest date was before the day of `at`, and its text does not mark it done
+/// ([`marked_done`]). `Some(days past due)` if so.
 ///
 /// ```
 /// use epigraph_query::graph::{ClaimRef, EdgeRef, MemoryCard};
@@ -65,6 +125,9 @@ pub fn due_day(card: &MemoryCard) -> Option<i64> {
 /// let moved = EdgeRef { id: "m2".into(), t_valid: Some(day(2026, 11, 20)), ..Default::default() };
 /// let superseded = MemoryCard { superseded_by: vec![moved], ..plan.clone() };
 /// assert_eq!(past_due(&superseded, day(2026, 12, 5)), None);
+/// // Ticked off in its own text: done, not late.
+/// let ticked = MemoryCard { text: "[x] Evaluation due 2026-12-01".into(), ..plan.clone() };
+/// assert_eq!(past_due(&ticked, day(2026, 12, 5)), None);
 /// // A decision is not a plan.
 /// let decision = MemoryCard { memory_type: EpistemicType::Decision, ..plan };
 /// assert_eq!(past_due(&decision, day(2026, 12, 5)), None);
@@ -78,7 +141,8 @@ pub fn past_due(card: &MemoryCard, at: i64) -> Option<i64> {
         && view.standing() == Standing::Current
         && view.superseded_by().is_empty()
         && view.source_superseded_by().is_empty()
-        && card.source_status.is_none();
+        && card.source_status.is_none()
+        && !marked_done(&card.text);
     let today = at.div_euclid(DAY_MS);
     let due = due_day(card)?;
     (stands && due < today).then_some(today - due)

@@ -670,7 +670,7 @@ fn texts_of(items: &serde_json::Value) -> Vec<String> {
 
 /// Plans past their date (`GET /v1/plans/overdue`, MCP `list_overdue_plans`): a standing plan
 /// whose date has passed is listed with its due day; one still ahead, one moved by a later
-/// message and a decision that names a past day are not.
+/// message, one ticked off in its document and a decision that names a past day are not.
 #[tokio::test(flavor = "multi_thread")]
 async fn plans_past_their_date_are_listed_for_the_analyst() {
     let _guard = serial().await;
@@ -682,12 +682,17 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
     const MOVED_AGAIN: &str =
         "Heads up, the Fjord Ventures pilot launch slips to December 14, 2026.";
     const DECIDED: &str = "We decided on June 2, 2026 to keep the on-call rotation weekly.";
+    const GUIDE: &str = "Write the onboarding guide by October 30, 2026.";
+    let roadmap = format!(
+        "# Connectors roadmap\n\n- [x] Ship the Slack connector by September 15, 2026.\n- {GUIDE}\n"
+    );
     let lines = [
         event("chat", "plans/late", 0, LATE),
         event("chat", "plans/ahead", 1, AHEAD),
         event("chat", "pilot/1", 2, MOVED),
         event("chat", "pilot/2", 9, MOVED_AGAIN),
         event("chat", "oncall/1", 6, DECIDED),
+        event("document", "roadmap.md", 3, &roadmap),
     ];
     let file = env.dir.path().join("events.jsonl");
     std::fs::write(&file, lines.join("\n") + "\n").expect("events");
@@ -709,7 +714,8 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
     };
     let listed = |as_of: &str| api.get(&format!("/v1/plans/overdue?as_of={as_of}"));
 
-    // On 5 October 2026 only the evaluation is late: the pilot moved to December.
+    // On 5 October 2026 only the evaluation is late: the pilot moved to December, the Slack
+    // connector is ticked off.
     let october = listed("2026-10-05");
     assert_eq!(october["as_of"], "2026-10-05", "{october}");
     let plans = october["plans"].as_array().expect("plans");
@@ -717,8 +723,8 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
     assert_eq!(plans[0]["plan"]["text"], LATE, "{october}");
     assert_eq!(plans[0]["due"], "2026-09-01");
     assert_eq!(plans[0]["days_overdue"], 34);
-    // Before its day nothing is late; on 1 January 2027 the moved pilot is too, the most
-    // recently due first.
+    // Before its day nothing is late; on 1 January 2027 the moved pilot and the guide are too,
+    // the most recently due first.
     let august = listed("2026-08-15");
     assert_eq!(
         august["plans"].as_array().map(Vec::len),
@@ -726,7 +732,11 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
         "{august}"
     );
     let january = listed("2027-01-01");
-    assert_eq!(texts_of_plans(&january), [MOVED_AGAIN, LATE], "{january}");
+    assert_eq!(
+        texts_of_plans(&january),
+        [MOVED_AGAIN, GUIDE, LATE],
+        "{january}"
+    );
     let recent = api.get("/v1/plans/overdue?as_of=2027-01-01&within_days=30");
     assert_eq!(texts_of_plans(&recent), [MOVED_AGAIN], "{recent}");
     let (status, body) = api.call("GET", "/v1/plans/overdue?within_days=0", None);
