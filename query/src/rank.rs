@@ -194,6 +194,10 @@ impl Intent {
     /// assert!(Intent::of("Will a literal like 0.1 ever evaluate to an exact fraction?").fate);
     /// assert!(!Intent::of("Is gopherlib still in the standard library?").fate);
     /// assert!(!Intent::of("How do I ship a wheel?").fate);
+    /// // So does a question about a proposal as such, however it is asked.
+    /// assert!(Intent::of("My loop prints blank lines; was there a proposal to drop them?").fate);
+    /// assert!(Intent::of("What was the proposed spelling, and why did they decide against it?").fate);
+    /// assert!(!Intent::of("Which proposal replaced the old plan?").fate);
     /// ```
     pub fn of(query: &str) -> Intent {
         let words: Vec<String> = query
@@ -224,13 +228,21 @@ impl Intent {
             ]
             .contains(&w.as_str())
         });
-        let fate = asks
+        let fate = (asks
             && (has(&[
                 "ever", "coming", "allowed", "adopted", "accepted", "rejected", "approved",
                 "happen", "ship", "shipped", "planned",
             ]) || phrase("going to")
                 || phrase("make it")
-                || phrase("made it"));
+                || phrase("made it")))
+            // Asking about a proposal as such ("was there a proposal to …", "the proposed
+            // spelling … and why did they decide against it") asks what became of it: a
+            // rejected or withdrawn document answers it (peps3 dev, 2026-12-05).
+            || (!successor
+                && (has(&["proposal", "proposals", "proposed"])
+                    || phrase("decide against")
+                    || phrase("decided against")
+                    || phrase("turned down")));
         let intent = Intent {
             fate,
             history: has(&[
