@@ -478,12 +478,25 @@ impl RankConfig {
     /// let phi = |c: &MemoryCard, q: &str| config.phi(&AsOf { card: c, at: None }, Intent::of(q), None).phi;
     /// assert!(phi(&old, "launch date") < phi(&current, "launch date"));
     /// assert_eq!(phi(&old, "the original launch date"), phi(&current, "the original launch date"));
+    /// // A rejected document's statement: demoted, K and all, unless the query asks what became
+    /// // of the proposal.
+    /// let rejected = MemoryCard { source_status: Some("Rejected".into()), k: Some(0.1), ..current.clone() };
+    /// assert!(phi(&rejected, "print without a newline") < phi(&current, "print without a newline"));
+    /// let fate = "Was there a proposal to print without a newline?";
+    /// assert_eq!(phi(&rejected, fate), phi(&current, fate));
     /// ```
     /// `recency` places the candidate's valid time between the oldest (0) and newest (1)
     /// candidate; it counts only when the query asks about the current state.
     pub fn phi(&self, view: &AsOf<'_>, intent: Intent, recency: Option<f64>) -> Phi {
         let k = view.card.k.unwrap_or(0.5).clamp(0.0, 1.0);
-        let priority = 1.0 - self.k_weight / 2.0 + self.k_weight * k;
+        // K of a retired document's statements is lowered for the retirement itself (a_r);
+        // a question about what became of a proposal is answered by exactly such a document,
+        // so there K counts as neutral.
+        let priority = if intent.fate && view.card.source_status.is_some() {
+            1.0
+        } else {
+            1.0 - self.k_weight / 2.0 + self.k_weight * k
+        };
         let standing = match view.standing() {
             Standing::Superseded if !intent.history => self.superseded,
             Standing::Open if view.card.memory_type == EpistemicType::Question => {
