@@ -90,6 +90,7 @@ fn node(i: u64) -> PriorityNode {
         blocking: (r >> 20) as u32 % 3,
         stakes: None,
         retired: false,
+        metadata: false,
     }
 }
 

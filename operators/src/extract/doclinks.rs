@@ -185,6 +185,30 @@ pub fn path_keys(path: &str, links: &[(String, DocRole)]) -> Vec<String> {
 
 use epigraph_schemas::graph::RETIRED_STATUSES;
 
+/// Whether a unit is its document's status line: `Status:` (or `Resolution:`, `State:`) and a
+/// value of at most three words (`Status: Accepted`, `Status: Final`, `Status: implementable`).
+/// The labelling guide types such a line a decision, and so do the rules; but it says what
+/// became of the document, so the priority operator does not let it stand beside the decisions
+/// the document records (a_m, `ontology/priority.toml`).
+///
+/// ```
+/// use epigraph_operators::extract::doclinks::is_status_line;
+/// assert!(is_status_line("Status: Accepted"));
+/// assert!(is_status_line("status: superseded by ADR-12"));
+/// assert!(!is_status_line("Status: we decided to move the brokers to a managed service this quarter"));
+/// assert!(!is_status_line("Decision: managed Kafka"));
+/// assert!(!is_status_line("Status:"));
+/// assert!(!is_status_line("We decided to replace the self-hosted brokers."));
+/// ```
+pub fn is_status_line(unit_text: &str) -> bool {
+    let Some((key, value)) = unit_text.split_once(':') else {
+        return false;
+    };
+    let words = value.split_whitespace().count();
+    ["status", "resolution", "state"].contains(&key.trim().to_ascii_lowercase().as_str())
+        && (1..=3).contains(&words)
+}
+
 /// Whether a header unit (`Key: value`, as the segmenter yields it) says that its document is
 /// retired: a `Status:` of superseded, rejected, withdrawn, deprecated, obsolete, replaced or
 /// abandoned, or a non-empty successor field (`Superseded-By: 345`). Body sentences that only

@@ -145,6 +145,11 @@ pub struct PenaltySettings {
     /// 0.05, the same as one superseding edge; 0 when the file leaves it out.
     #[serde(default)]
     pub retired_source_weight: f64,
+    /// a_m: once per memory object that is its document's status line (`Status: Accepted`,
+    /// typed a decision by its words, but a fact about the document). Bundled: 0.05; 0 when
+    /// the file leaves it out.
+    #[serde(default)]
+    pub metadata_weight: f64,
     /// Edge types that demote their target; their influence flows target → source.
     /// Bundled: `["SUPERSEDES"]`.
     #[serde(default)]
@@ -239,6 +244,8 @@ pub struct PriorityConfig {
     pub supersession_weight: Fixed,
     /// a_r.
     pub retired_source_weight: Fixed,
+    /// a_m.
+    pub metadata_weight: Fixed,
     /// Urgency: weight of age per horizon.
     pub age_weight: Fixed,
     /// Urgency: the age horizon, days.
@@ -369,6 +376,7 @@ impl PriorityConfig {
             penalty_weight: fixed(settings.penalty.weight),
             supersession_weight: fixed(settings.penalty.supersession_weight),
             retired_source_weight: fixed(settings.penalty.retired_source_weight),
+            metadata_weight: fixed(settings.penalty.metadata_weight),
             age_weight: fixed(u.age_weight),
             age_horizon_days: fixed(u.age_horizon_days),
             blocking_weight: fixed(u.blocking_weight),
@@ -441,6 +449,7 @@ fn check_domains(s: &PrioritySettings, ontology: &Ontology) -> Result<(), Priori
             "penalty.retired_source_weight",
             s.penalty.retired_source_weight,
         ),
+        ("penalty.metadata_weight", s.penalty.metadata_weight),
         ("urgency.age_weight", s.urgency.age_weight),
         ("urgency.blocking_weight", s.urgency.blocking_weight),
         ("urgency.stakes_weight", s.urgency.stakes_weight),

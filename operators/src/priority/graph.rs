@@ -72,6 +72,7 @@ where
             blocking: 0,
             stakes: None,
             retired: false,
+            metadata: crate::extract::doclinks::is_status_line(&m.text),
         };
         ((node.tenant.clone(), source), node)
     });
@@ -246,6 +247,31 @@ mod tests {
         doc
     }
 
+    /// An ADR's status line is typed a decision by its words, but it is a fact about the
+    /// document: it pays a_m and stays below the decisions the ADR records (the demo's top three
+    /// were all K = 1.000 decisions, one of them `Status: Accepted`, issue 20).
+    #[test]
+    fn a_documents_status_line_stands_below_its_decisions() {
+        let config = PriorityConfig::bundled();
+        assert!(config.metadata_weight.0 > 0);
+        let adr = doc(
+            "adr-004",
+            "# ADR 004: Managed Kafka\n\nStatus: Accepted\nDate: 2026-06-18\n\n## Decision\n\nWe decided to move to a managed Kafka service.\n",
+        );
+        let [ranked]: [Ranked; 1] = run(vec![vec![(adr, 1)]]).try_into().expect("one epoch");
+        let k_of = |prefix: &str| {
+            ranked
+                .iter()
+                .find(|((_, text), _)| text.starts_with(prefix))
+                .map(|(_, p)| (p.k, p.c.0))
+                .unwrap_or_else(|| panic!("{prefix}: {ranked:?}"))
+        };
+        let (status_k, status_c) = k_of("Status: Accepted");
+        let (decision_k, decision_c) = k_of("We decided");
+        assert_eq!((status_c, decision_c), (config.metadata_weight.0, 0));
+        assert!(status_k < decision_k, "{status_k:?} < {decision_k:?}");
+    }
+
     fn c_of(ranked: &Ranked, source: &str) -> Vec<i64> {
         ranked
             .iter()
@@ -282,10 +308,23 @@ mod tests {
             c_of(&before, "pep-0241").iter().all(|c| *c == 0),
             "{before:?}"
         );
-        // A withdrawn document's objects (its status line among them) pay a_r from the start.
-        let withdrawn_c = c_of(&before, "pep-0009");
+        // A withdrawn document's objects pay a_r from the start; its status line, metadata,
+        // a_m too.
+        let a_m = PriorityConfig::bundled().metadata_weight.0;
+        let withdrawn_c: Vec<(String, i64)> = before
+            .iter()
+            .filter(|((s, _), _)| s == "pep-0009")
+            .map(|((_, text), p)| (text.clone(), p.c.0))
+            .collect();
         assert!(withdrawn_c.len() >= 2, "{before:?}");
-        assert!(withdrawn_c.iter().all(|c| *c == a_r), "{withdrawn_c:?}");
+        for (text, c) in &withdrawn_c {
+            let expected = if text.starts_with("Status:") {
+                a_r + a_m
+            } else {
+                a_r
+            };
+            assert_eq!(*c, expected, "{text}: {withdrawn_c:?}");
+        }
         // Once another document replaces it, the old one's objects pay a_r and rank lower;
         // the new one's do not.
         assert!(c_of(&replaced, "pep-0241").iter().all(|c| *c == a_r));

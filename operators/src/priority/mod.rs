@@ -75,6 +75,9 @@ pub struct PriorityNode {
     /// Its source document is retired (replaced by another, or withdrawn, rejected, … by its
     /// own header): c adds a_r once.
     pub retired: bool,
+    /// It is its document's status line (`Status: Accepted`): metadata about the document,
+    /// not a statement of its own; c adds a_m once.
+    pub metadata: bool,
 }
 
 /// A signed edge between two memory nodes of one tenant: `from` acts on `to` (Appendix B).

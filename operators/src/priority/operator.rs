@@ -70,7 +70,7 @@ enum Term {
 /// use timely::dataflow::operators::capture::{Capture, Extract};
 ///
 /// let node = |id: &str, memory_type| PriorityNode {
-///     tenant: "t".into(), id: id.into(), memory_type, created_ms: 0, open: false, blocking: 0, stakes: None, retired: false };
+///     tenant: "t".into(), id: id.into(), memory_type, created_ms: 0, open: false, blocking: 0, stakes: None, retired: false, metadata: false };
 /// let nodes = vec![node("old", EpistemicType::Decision), node("new", EpistemicType::Decision)];
 /// let edges = vec![PriorityEdge { tenant: "t".into(), from: "new".into(), to: "old".into(), rel_type: "SUPERSEDES".into() }];
 /// let config = PriorityConfig::bundled();

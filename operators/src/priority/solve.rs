@@ -22,7 +22,7 @@ pub struct Solution {
 /// use epigraph_operators::EpistemicType;
 /// use epigraph_operators::priority::{Fixed, Now, PriorityConfig, PriorityNode, solve};
 /// let question = PriorityNode { tenant: "t".into(), id: "q".into(), memory_type: EpistemicType::Question,
-///     created_ms: 0, open: true, blocking: 1, stakes: None, retired: false };
+///     created_ms: 0, open: true, blocking: 1, stakes: None, retired: false, metadata: false };
 /// let solution = solve(&PriorityConfig::bundled(), &[question], &[], &[], Now(0));
 /// // h = 1 · 0.2; K* = η(s + h) / η = 0.3 + 0.2
 /// assert_eq!(solution.weights[&("t".into(), "q".into())].k, Fixed(500_000));

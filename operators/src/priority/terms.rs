@@ -117,7 +117,8 @@ pub(crate) fn base(
     let e = config.evidence_weight.0 * inbound.evidence;
     let c = config.penalty_weight.0 * inbound.penalising
         + config.supersession_weight.0 * inbound.demoting
-        + config.retired_source_weight.0 * node.retired as i64;
+        + config.retired_source_weight.0 * node.retired as i64
+        + config.metadata_weight.0 * node.metadata as i64;
     let s = constants.prior.0;
     Base {
         core: Core {
@@ -229,6 +230,7 @@ mod tests {
             blocking: 0,
             stakes: None,
             retired: false,
+            metadata: false,
         }
     }
 

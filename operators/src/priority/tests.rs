@@ -96,6 +96,7 @@ fn node(id: &str, memory_type: EpistemicType, created_ms: i64, open: bool) -> Pr
         blocking: 0,
         stakes: None,
         retired: false,
+        metadata: false,
     }
 }
 
@@ -351,6 +352,7 @@ fn random_node(rng: &mut Lcg, i: usize) -> PriorityNode {
         blocking: rng.below(3) as u32,
         stakes: (rng.below(2) == 0).then(|| Fixed(rng.below(1_000_001) as i64)),
         retired: rng.below(4) == 0,
+        metadata: rng.below(8) == 0,
     }
 }
 
