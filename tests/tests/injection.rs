@@ -729,6 +729,27 @@ impl Tally {
         self.failures.push(what);
     }
 
+    /// [`send`], timed ([`Tally::timed`]); `None` (and a failure noted) when nothing answered.
+    #[allow(clippy::too_many_arguments)]
+    async fn send(
+        &mut self,
+        label: &str,
+        client: &reqwest::Client,
+        method: &str,
+        url: reqwest::Url,
+        query: &[(String, String)],
+        body: Option<&Value>,
+        token: &str,
+        stream: bool,
+    ) -> Option<(u16, String, String)> {
+        let sent_at = Instant::now();
+        let answer = send(client, method, url, query, body, token, stream).await;
+        self.timed(label, sent_at.elapsed());
+        answer
+            .map_err(|error| self.fail(format!("{label}: {error}")))
+            .ok()
+    }
+
     /// Notes how long `what` took; keeps the ten slowest.
     fn timed(&mut self, what: &str, took: Duration) {
         let seconds = took.as_secs_f64();
@@ -1040,15 +1061,20 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
             };
             tally.requests += 1;
             let label = format!("{} {path} {what}", method.to_uppercase());
-            let sent_at = Instant::now();
-            let answer = send(&client, method, url, &query, body.as_ref(), token, stream).await;
-            tally.timed(&label, sent_at.elapsed());
-            let (status, content_type, text) = match answer {
-                Ok(answer) => answer,
-                Err(error) => {
-                    tally.fail(format!("{label}: {error}"));
-                    continue;
-                }
+            let Some((status, content_type, text)) = tally
+                .send(
+                    &label,
+                    &client,
+                    method,
+                    url,
+                    &query,
+                    body.as_ref(),
+                    token,
+                    stream,
+                )
+                .await
+            else {
+                continue;
             };
             *tally.by_status.entry(status).or_default() += 1;
             let tenant_asked = query.iter().any(|(n, _)| n == "tenant");
@@ -1427,15 +1453,11 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
             query.push(("tenant".into(), tenant.clone()));
             dev_requests += 1;
             let label = format!("dev GET {path} tenant={}", short(tenant));
-            let sent_at = Instant::now();
-            let answer = send(&client, "get", url, &query, None, "none", stream).await;
-            tally.timed(&label, sent_at.elapsed());
-            let (status, content_type, text) = match answer {
-                Ok(answer) => answer,
-                Err(error) => {
-                    tally.fail(format!("{label}: {error}"));
-                    continue;
-                }
+            let Some((status, content_type, text)) = tally
+                .send(&label, &client, "get", url, &query, None, "none", stream)
+                .await
+            else {
+                continue;
             };
             *tally.by_status.entry(status).or_default() += 1;
             let mut wrong = judge_http(status, &content_type, &text, stream, false, &[]);
