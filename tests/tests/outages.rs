@@ -936,3 +936,131 @@ async fn a_full_disk_under_the_state_folder_fails_clearly_and_the_next_ingest_re
         serde_json::json!({"trial": "state-folder-full", "filled_bytes": filled, "error": stderr.lines().last()})
     );
 }
+
+/// The query service started while Kafka is down (a fresh machine, a pod before its broker):
+/// it listens at once and serves its reads; every write — the webhook, a proposal — answers
+/// `503` at once with the reason and `Retry-After`, `/readyz` is ready for reads and says why
+/// writes are not; once Kafka is back the server creates its topics by itself and the same
+/// write is accepted, without a restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_query_service_started_while_kafka_is_down_serves_reads_and_refuses_writes_until_it_returns()
+ {
+    let _guard = serial().await;
+    let env = TestEnv::new("serve-no-kafka");
+    let tenant = env.tenant.clone();
+    let config = env.dir.path().join("serve.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[serve.tokens]]\ntoken = \"person-{tenant}\"\ntenant = \"{tenant}\"\nname = \"maya\"\nrole = \"reviewer\"\n\
+             [[serve.ingest_tokens]]\ntoken = \"hook-{tenant}\"\ntenant = \"{tenant}\"\n\
+             [serve]\nreport_usage = false\n\
+             [governance]\nperson = \"immediate\"\n"
+        ),
+    )
+    .unwrap();
+    let (person, hook) = (format!("person-{tenant}"), format!("hook-{tenant}"));
+    let gone = Instant::now();
+    let mut away = Away::start(Store::Kafka, &env.lance_dir, None);
+    let started = Instant::now();
+    let server = env.serve_with_env(
+        &["--config", config.to_str().unwrap()],
+        &[("EPIGRAPH_LANCEDB__EMBED", "false")],
+    );
+    let listening_after = started.elapsed().as_secs_f64();
+    let base = server.base.clone();
+    let addr = base.trim_start_matches("http://").to_string();
+
+    // Reads are served.
+    let (status, body) = epigraph_tests::http_get_with(
+        &format!("{base}/v1/search?tenant={tenant}&q=launch"),
+        Some(&person),
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, ready) = http_text(&addr, "/readyz").expect("serve answers");
+    assert_eq!(status, 200, "{ready}");
+    let ready: Value = serde_json::from_str(&ready).unwrap();
+    assert_eq!(ready["writes"]["ready"], false, "{ready}");
+    assert!(ready["writes"]["reason"].as_str().is_some(), "{ready}");
+
+    // Writes answer 503 at once, saying why.
+    let document = serde_json::json!({"kind": "document", "source_id": "wiki/launch",
+        "title": "Launch", "body": "The launch checklist has 12 items."})
+    .to_string();
+    let asked = Instant::now();
+    let (status, body) =
+        epigraph_tests::http_post(&format!("{base}/v1/ingest"), Some(&hook), &document);
+    let refused_in = asked.elapsed().as_secs_f64();
+    assert_eq!(status, 503, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Kafka"), "{body}");
+    assert!(refused_in < 5.0, "refused after {refused_in:.1} s");
+    let note = serde_json::json!({"change": {"kind": "remember", "memory_type": "OBSERVATION",
+        "text": "The beta waitlist passed 400 teams."}, "why": "test"})
+    .to_string();
+    let (status, body) =
+        epigraph_tests::http_post(&format!("{base}/v1/proposals"), Some(&person), &note);
+    assert_eq!(status, 503, "{body}");
+    let (status, retry_after) = post_status(&base, "/v1/ingest", &hook, &document);
+    assert_eq!(status, 503);
+    assert_eq!(retry_after.as_deref(), Some("5"), "Retry-After");
+
+    // Kafka returns: the same writes are taken, without a restart.
+    let away_seconds = gone.elapsed().as_secs_f64();
+    away.end();
+    let returned = Instant::now();
+    let deadline = returned + Duration::from_secs(120);
+    let accepted = loop {
+        let (status, body) =
+            epigraph_tests::http_post(&format!("{base}/v1/ingest"), Some(&hook), &document);
+        if status == 202 {
+            break body;
+        }
+        assert_eq!(status, 503, "{body}");
+        assert!(Instant::now() < deadline, "writes never taken: {body}");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let writes_after = returned.elapsed().as_secs_f64();
+    assert_eq!(accepted["accepted"], true, "{accepted}");
+    let (status, body) =
+        epigraph_tests::http_post(&format!("{base}/v1/proposals"), Some(&person), &note);
+    assert!(
+        status == 200 || status == 201 || status == 202,
+        "{status}: {body}"
+    );
+    let (_, ready) = http_text(&addr, "/readyz").expect("serve answers");
+    let ready: Value = serde_json::from_str(&ready).unwrap();
+    assert_eq!(ready["writes"]["ready"], true, "{ready}");
+    println!(
+        "{}",
+        serde_json::json!({
+            "trial": "serve started without Kafka",
+            "listening_after_seconds": listening_after,
+            "write_refused_in_seconds": refused_in,
+            "away_seconds": away_seconds,
+            "writes_taken_after_return_seconds": writes_after,
+        })
+    );
+}
+
+/// POST `body` to `path` with `token`: the status and the `Retry-After` header.
+fn post_status(base: &str, path: &str, token: &str, body: &str) -> (u16, Option<String>) {
+    let (url, token, body) = (format!("{base}{path}"), token.to_string(), body.to_string());
+    std::thread::spawn(move || {
+        let response = reqwest::blocking::Client::new()
+            .post(url)
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .expect("POST");
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        (response.status().as_u16(), retry_after)
+    })
+    .join()
+    .expect("http thread")
+}

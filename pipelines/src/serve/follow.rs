@@ -16,8 +16,17 @@ pub fn follow(
 ) {
     tokio::spawn(async move {
         loop {
-            match EventConsumer::from_beginning(&kafka, std::slice::from_ref(&topic)) {
-                Ok(consumer) => loop {
+            // Connecting reads the topic's metadata synchronously (up to 10 s while Kafka is
+            // down): off the runtime's workers, or five followers retrying would hold both of
+            // them and no request would be answered.
+            let connect = {
+                let (kafka, topic) = (kafka.clone(), topic.clone());
+                tokio::task::spawn_blocking(move || {
+                    EventConsumer::from_beginning(&kafka, std::slice::from_ref(&topic))
+                })
+            };
+            match connect.await {
+                Ok(Ok(consumer)) => loop {
                     match consumer.poll(Duration::from_secs(1)).await {
                         Ok(Polled::Message(message)) => {
                             let key = message
@@ -35,7 +44,8 @@ pub fn follow(
                         }
                     }
                 },
-                Err(error) => tracing::warn!(%error, %topic, "cannot read {what}"),
+                Ok(Err(error)) => tracing::warn!(%error, %topic, "cannot read {what}"),
+                Err(error) => tracing::error!(%error, %topic, "connecting to read {what} failed"),
             }
             tokio::time::sleep(Duration::from_secs(10)).await;
         }

@@ -126,7 +126,15 @@ impl LiveHub {
             };
             while !*shutdown.borrow() {
                 let consumer = match ensure_topics(&kafka).await {
-                    Ok(()) => EventConsumer::from_end(&config, &topics),
+                    // Off the runtime's workers: connecting reads metadata synchronously.
+                    Ok(()) => {
+                        let (config, topics) = (config.clone(), topics.clone());
+                        tokio::task::spawn_blocking(move || {
+                            EventConsumer::from_end(&config, &topics)
+                        })
+                        .await
+                        .expect("connecting to the change notices does not panic")
+                    }
                     Err(error) => Err(error),
                 };
                 match consumer {

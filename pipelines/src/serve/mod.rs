@@ -44,6 +44,7 @@ pub mod proposals;
 pub mod reviews;
 pub mod stores;
 pub mod tls;
+pub mod topics;
 pub mod webhook;
 pub mod workspace;
 
@@ -80,6 +81,8 @@ pub struct AppState {
     connectors: connectors::ConnectorLog,
     history: history::PriorityHistory,
     stores: stores::StoreHealth,
+    /// Whether the topics writes go to exist yet (Kafka down at start).
+    topics: topics::Topics,
 }
 
 impl AppState {
@@ -105,7 +108,17 @@ impl AppState {
             connectors: connectors::ConnectorLog::default(),
             history,
             stores: stores::StoreHealth::default(),
+            topics: topics::Topics::default(),
         }
+    }
+
+    /// With writes gated on `topics` (the webhook, reviews and proposals answer 503 until
+    /// they exist).
+    /// (The desks are gated by their own [`reviews::ReviewDesk::gate`] and
+    /// [`proposals::ProposalDesk::gate`].)
+    pub fn with_topics(mut self, topics: topics::Topics) -> Self {
+        self.topics = topics;
+        self
     }
 
     /// With review actions (`/v1/reviews`) published and listed by `desk`.
@@ -273,7 +286,15 @@ impl From<epigraph_sources::SourceError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = json!({"error": {"code": self.status.as_u16(), "message": self.message}});
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            // A store or Kafka that does not answer now: worth a retry, a little later.
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("5"),
+            );
+        }
+        response
     }
 }
 
@@ -440,12 +461,12 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
     } else {
         None
     };
+    // Kafka down at start keeps nothing from being read: the topics are created in the
+    // background and writes answer 503 with the reason until they exist.
+    let topics = topics::Topics::ensure(&config.kafka).await;
     let webhook = if config.serve.ingest_tokens.is_empty() {
         None
     } else {
-        epigraph_sources::kafka::ensure_topics(&config.kafka)
-            .await
-            .context("creating topics for the webhook (is Kafka up?)")?;
         let producer = epigraph_sources::kafka::EventProducer::new(&config.kafka)?;
         let tokens = config.serve.ingest_tokens.clone();
         Some(webhook::Webhook::new(
@@ -455,20 +476,19 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
         ))
     };
     // Review actions publish to the feedback topic, and list what it holds.
-    let desk = reviews::ReviewDesk::new(
+    let mut desk = reviews::ReviewDesk::new(
         epigraph_sources::kafka::EventProducer::new(&config.kafka)?,
         config.kafka.feedback_topic(),
     );
+    desk.gate(topics.clone());
     desk.follow(config.kafka.clone());
     // Proposals are recorded on their topic, read back at start, and applied on time.
-    epigraph_sources::kafka::ensure_topics(&config.kafka)
-        .await
-        .context("creating topics for proposals (is Kafka up?)")?;
-    let proposals = proposals::ProposalDesk::new(
+    let mut proposals = proposals::ProposalDesk::new(
         epigraph_sources::kafka::EventProducer::new(&config.kafka)?,
         config.kafka.proposals_topic(),
         config.governance.clone(),
     )?;
+    proposals.gate(topics.clone());
     proposals.follow(config.kafka.clone());
     let mut serve = config.serve.clone();
     if serve.rank.walk.edges.is_empty() {
@@ -486,7 +506,8 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
     }
     let state = AppState::new(lance, graph, serve, webhook, usage)
         .with_reviews(desk)
-        .with_proposals(proposals.clone());
+        .with_proposals(proposals.clone())
+        .with_topics(topics);
     proposals.keep_time(state.clone());
     state.dead_letters.follow(config.kafka.clone());
     state.connectors.follow(config.kafka.clone());

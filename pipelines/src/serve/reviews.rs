@@ -160,6 +160,8 @@ pub struct ReviewDesk {
     in_force: Arc<RwLock<BTreeMap<String, (String, ReviewView)>>>,
     /// Amendments of memory objects in force, by key.
     amendments: Arc<RwLock<BTreeMap<String, Feedback>>>,
+    /// Writes wait for the topics (503 until they exist).
+    topics: super::topics::Topics,
 }
 
 impl std::fmt::Debug for ReviewDesk {
@@ -178,7 +180,13 @@ impl ReviewDesk {
             topic,
             in_force: Arc::default(),
             amendments: Arc::default(),
+            topics: Default::default(),
         }
+    }
+
+    /// Refuse writes (503) while `topics` are not created yet.
+    pub fn gate(&mut self, topics: super::topics::Topics) {
+        self.topics = topics;
     }
 
     /// Read the feedback topic from its beginning, and on, into the list of reviews in force,
@@ -257,6 +265,7 @@ impl ReviewDesk {
     /// pair under its key of before session 27 ([`Feedback::legacy_key`]) is withdrawn first:
     /// one review per pair.
     pub(super) async fn publish(&self, record: &Feedback) -> Result<String, ApiError> {
+        self.topics.writable()?;
         let key = record.key();
         if let Some(legacy) = record.legacy_key() {
             self.withdraw(&legacy).await?;
@@ -271,6 +280,7 @@ impl ReviewDesk {
 
     /// Tombstone `key` (and take it out of the list at once).
     pub(super) async fn withdraw(&self, key: &str) -> Result<(), ApiError> {
+        self.topics.writable()?;
         self.producer.publish_tombstone(&self.topic, key).await?;
         self.absorb(key, None);
         Ok(())

@@ -152,14 +152,21 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
     }
 }
 
-/// `GET /readyz`: `200` while both stores answer, else `503` with the reason.
+/// `GET /readyz`: `200` while both stores answer, else `503` with the reason; `writes` says
+/// whether the topics writes go to exist (Kafka down at start: reads are served, writes are
+/// not, so readiness is the reads').
 pub async fn readyz(State(state): State<AppState>) -> Response {
+    let writes = match state.topics.reason() {
+        None => json!({"ready": true}),
+        Some(reason) => json!({"ready": false, "reason": reason}),
+    };
     match state.stores.reason() {
-        None => Json(json!({"ready": true})).into_response(),
+        None => Json(json!({"ready": true, "writes": writes})).into_response(),
         Some(reason) => {
             let body = json!({
                 "ready": false,
                 "error": {"code": 503, "message": reason},
+                "writes": writes,
             });
             (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
         }

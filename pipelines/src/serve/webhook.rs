@@ -261,6 +261,8 @@ pub(super) async fn ingest(
         .tenant_of(&headers)
         .ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "missing or unknown bearer token"))?
         .to_string();
+    // Not even a dead letter can be written before the topics exist.
+    state.topics.writable()?;
     let event = match parse_event(&body, &tenant, epigraph_schemas::now_millis()) {
         Ok(event) => event,
         Err(error) => {

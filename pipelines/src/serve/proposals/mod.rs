@@ -134,6 +134,8 @@ pub struct ProposalDesk {
     book: Arc<RwLock<BTreeMap<String, Entry>>>,
     /// One application at a time: the check of the `before`s and the publication are one step.
     applying: Arc<tokio::sync::Mutex<()>>,
+    /// Writes wait for the topics (503 until they exist).
+    topics: crate::serve::topics::Topics,
 }
 
 impl std::fmt::Debug for ProposalDesk {
@@ -161,7 +163,13 @@ impl ProposalDesk {
             governance: Arc::new(governance),
             book: Arc::default(),
             applying: Arc::default(),
+            topics: Default::default(),
         })
+    }
+
+    /// Refuse writes (503) while `topics` are not created yet.
+    pub fn gate(&mut self, topics: crate::serve::topics::Topics) {
+        self.topics = topics;
     }
 
     /// Read the proposals topic from its beginning, and on, into the book, in the background.
@@ -245,6 +253,7 @@ impl ProposalDesk {
             by: by.into(),
             step,
         };
+        self.topics.writable()?;
         let payload = serde_json::to_vec(&record).expect("a proposal record serializes");
         self.producer
             .publish_raw(&self.topic, &record.key(), &payload)
