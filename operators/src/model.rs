@@ -375,6 +375,11 @@ pub struct MemoryObject {
     pub standing: Standing,
     /// Recorded time of the source version it came from.
     pub recorded_at: Option<i64>,
+    /// Whether it is a field of its document's header block (`Status: Accepted` under the
+    /// title, as the segmenter found it): a fact about the document, not a statement in it.
+    /// (Always written: timely exchanges memory objects as bincode, which cannot skip a field.)
+    #[serde(default)]
+    pub header: bool,
 }
 
 /// An entity of the organisation: a person, project, organisation, … (kinds come from the

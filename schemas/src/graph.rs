@@ -61,6 +61,9 @@ pub const MEMORY: NodeSchema = NodeSchema {
         "statement_type",
         "temporal_type",
         "confidence",
+        // A field of its document's header block (`Status: Accepted`): a fact about the
+        // document; only such a field retires it. Absent on graphs written before it existed.
+        "header",
     ],
 };
 

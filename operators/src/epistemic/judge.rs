@@ -193,7 +193,7 @@ pub fn timeline(points: &[ClaimPoint], rules: &Rules) -> Timeline {
 ///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
 ///     title: None, section: None, source_id: id.into(), source_version: "v".into(), span: (0, 1),
 ///     extractor: "x".into(), confidence: 900, t_valid: Some(day * 86_400_000), t_invalid: None,
-///     standing: Standing::Current, recorded_at: None }, &[], &[]);
+///     standing: Standing::Current, recorded_at: None, header: false }, &[], &[]);
 /// let members = [
 ///     decision("db", 1, "Decision: Tidewater goes with MySQL for the primary database."),
 ///     decision("region", 2, "Decision: Tidewater goes with eu-west-1 for the hosting region."),
@@ -261,7 +261,7 @@ pub fn supersessions(members: &[&Facts], besides: &[String], rules: &Rules) -> V
 ///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
 ///     title: None, section: None, source_id: id.into(), source_version: "v".into(), span: (0, 1),
 ///     extractor: "x".into(), confidence: 900, t_valid: Some(day * 86_400_000), t_invalid: None,
-///     standing: Standing::Open, recorded_at: None },
+///     standing: Standing::Open, recorded_at: None, header: false },
 ///     &if person { vec![(0, "p".to_string(), "Person".to_string())] } else { vec![] }, &[]);
 /// let members = [
 ///     unit("q", 1, EpistemicType::Question, "Who owns the BlueWave renewal?", false),
@@ -332,7 +332,7 @@ pub fn answers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(us
 ///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
 ///     title: None, section: None, source_id: "s".into(), source_version: "v".into(), span: (0, 1),
 ///     extractor: "x".into(), confidence: 900, t_valid: Some(0), t_invalid: None,
-///     standing: Standing::Open, recorded_at: None }, &[], &[]);
+///     standing: Standing::Open, recorded_at: None, header: false }, &[], &[]);
 /// let onyx = ["onyx".to_string()];
 /// let question = unit(EpistemicType::Question, "What's the retention window for Onyx logs?");
 /// let answer = unit(EpistemicType::Evaluation, "Retention for Onyx logs is 180 days, per legal.");
@@ -381,7 +381,7 @@ pub fn answer_confidence(
 ///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
 ///     title: None, section: None, source_id: id.into(), source_version: "v".into(), span: (0, 1),
 ///     extractor: "x".into(), confidence: 900, t_valid: Some(day * 86_400_000), t_invalid: None,
-///     standing: Standing::Open, recorded_at: None }, &[], &[]);
+///     standing: Standing::Open, recorded_at: None, header: false }, &[], &[]);
 /// let members = [
 ///     unit("q", 1, EpistemicType::Question, "Who owns the BlueWave renewal?"),
 ///     unit("other", 2, EpistemicType::Question, "When is the BlueWave offsite?"),

@@ -176,7 +176,7 @@ fn link_kind(rel_type: &str) -> Option<LinkKind> {
 ///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: id.into(),
 ///     title: None, section: None, source_id: id.into(), source_version: "v".into(), span: (0, 1),
 ///     extractor: "x".into(), confidence: 900, t_valid: Some(t), t_invalid: None,
-///     standing: Standing::Current, recorded_at: None };
+///     standing: Standing::Current, recorded_at: None, header: false };
 /// let captured = timely::example(move |scope| {
 ///     let memories = scope.new_collection_from(vec![memory("old", 1), memory("new", 5)]).1;
 ///     let review = |to: &str| Review { tenant: "t".into(), rel_type: "SUPERSEDES".into(),

@@ -28,7 +28,7 @@ use super::sighting::{CandidateMention, Sighting, entity_id};
 use super::{EXTRACTOR, edge, typer};
 use crate::model::{
     Claim, EpistemicType, GraphElement, MemoryObject, Provenance, Relation, SourceNode,
-    SourceVersion, Standing, stable_id,
+    SourceVersion, Standing, UnitForm, stable_id,
 };
 use crate::ontology::{Ontology, OntologyError};
 
@@ -472,6 +472,7 @@ impl Extractor {
                 Standing::Current
             },
             recorded_at: source.recorded_at,
+            header: unit.form == UnitForm::Header,
         }));
         out.elements
             .push(GraphElement::Relation(Relation::structural(

@@ -72,7 +72,8 @@ where
             blocking: 0,
             stakes: None,
             retired: false,
-            metadata: crate::extract::doclinks::is_status_line(&m.text),
+            // Only a field of the header block: a chat line `Status: shipped it` is a statement.
+            metadata: m.header && crate::extract::doclinks::is_status_line(&m.text),
         };
         ((node.tenant.clone(), source), node)
     });
@@ -137,7 +138,8 @@ where
 
 /// `(tenant, source node id)` of every retired document: the target of a demoting edge
 /// (`SUPERSEDES`) between source nodes, or a source with a memory object that is a retiring
-/// header line ([`declares_retired`]). Only a document with memory objects matters, so targets
+/// field of its header block ([`declares_retired`]; a chat line `Status: withdrawn` in a
+/// message retires nothing). Only a document with memory objects matters, so targets
 /// that are not sources of memory objects are harmless.
 fn retired_sources<'s, T>(
     graph: VecCollection<'s, T, GraphElement>,
@@ -152,10 +154,12 @@ where
         GraphElement::Relation(r) if demoting.contains(&r.rel_type) => Some((r.tenant, r.to)),
         _ => None,
     });
-    let withdrawn = memories.filter(|m| declares_retired(&m.text)).map(|m| {
-        let source = stable_id(&["source", &m.tenant, &m.source_id]);
-        (m.tenant, source)
-    });
+    let withdrawn = memories
+        .filter(|m| m.header && declares_retired(&m.text))
+        .map(|m| {
+            let source = stable_id(&["source", &m.tenant, &m.source_id]);
+            (m.tenant, source)
+        });
     replaced.concat(withdrawn).distinct()
 }
 
@@ -258,7 +262,11 @@ mod tests {
             "adr-004",
             "# ADR 004: Managed Kafka\n\nStatus: Accepted\nDate: 2026-06-18\n\n## Decision\n\nWe decided to move to a managed Kafka service.\n",
         );
-        let [ranked]: [Ranked; 1] = run(vec![vec![(adr, 1)]]).try_into().expect("one epoch");
+        // The same words in a message are a statement, not a field of a header.
+        let chat = doc("standup", "Status: decided to ship");
+        let [ranked]: [Ranked; 1] = run(vec![vec![(adr, 1), (chat, 1)]])
+            .try_into()
+            .expect("one epoch");
         let k_of = |prefix: &str| {
             ranked
                 .iter()
@@ -270,6 +278,8 @@ mod tests {
         let (decision_k, decision_c) = k_of("We decided");
         assert_eq!((status_c, decision_c), (config.metadata_weight.0, 0));
         assert!(status_k < decision_k, "{status_k:?} < {decision_k:?}");
+        let (_, chat_c) = k_of("Status: decided");
+        assert_eq!(chat_c, 0, "a message's status line pays nothing");
     }
 
     fn c_of(ranked: &Ranked, source: &str) -> Vec<i64> {

@@ -354,6 +354,7 @@ fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
             props.insert("statement_type".into(), text(m.statement_type.as_str()));
             props.insert("temporal_type".into(), text(m.temporal_type.as_str()));
             props.insert("confidence".into(), milli(m.confidence));
+            props.insert("header".into(), PropValue::Bool(m.header));
             vec!["Memory".to_string(), m.memory_type.label().to_string()]
         }
         GraphElement::Entity(e) => {

@@ -27,9 +27,10 @@ pub use cards::{
     IdentityLink, MemoryCard, MemoryState, NodeView, PriorityTerms, Restatement, Subgraph,
 };
 
-/// Cypher projection of a memory node `m` into a [`MemoryCard`].
 /// The columns of a [`MemoryCard`], read from a memory node `m` (`{RETIRED}` is
-/// [`retired_status_pattern`]).
+/// [`retired_status_pattern`]). A document's status is read from the fields of its header
+/// block only (`header`; a graph written before that property existed reads every line, as
+/// it did).
 const CARD_TEMPLATE: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text, '') AS text, \
      m.title AS title, coalesce(m.source_id, '') AS source_id, \
      head([(m)-[:DERIVED_FROM]->(s) | s.kind]) AS source_kind, \
@@ -47,7 +48,7 @@ const CARD_TEMPLATE: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text,
      [(o)-[r:BLOCKS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS blocked_by, \
      size([(o)-[:SUPPORTS]->(m) | 1]) AS supported, \
      [(m)-[:ASSERTS]->(c:Claim) | {subject: c.subject_name, attribute: c.attribute, value: c.value, unit: c.unit, qualifier: c.qualifier}] AS claims, \
-     head([(m)-[:DERIVED_FROM]->(s)<-[:DERIVED_FROM]-(h) WHERE h.text =~ '{RETIRED}' | h.text]) AS source_status, \
+     head([(m)-[:DERIVED_FROM]->(s)<-[:DERIVED_FROM]-(h) WHERE coalesce(h.header, true) AND h.text =~ '{RETIRED}' | h.text]) AS source_status, \
      [(m)-[:DERIVED_FROM]->(s)<-[r:SUPERSEDES]-(n) | {id: n.source_id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS source_superseded_by, \
      head([(m)-[:SAME_STATEMENT]->(o) | o.id]) AS restates, \
      [(m)-[:SAME_STATEMENT*0..1]->(g)<-[:SAME_STATEMENT*0..1]-(o) WHERE o.id <> m.id | {id: o.id, source_id: o.source_id, title: o.title}] AS restated";
