@@ -10,6 +10,12 @@
 //! A plan its own text marks done — a ticked box (`[x] Ship the connector by 1 November`), struck
 //! through (`~~…~~`), a leading ✅, ✔ or ☑, `DONE:` / `Completed:` in front or `(done)` at the
 //! end — is closed, not late ([`marked_done`]).
+//!
+//! So is a plan that a later statement reports done: "The Slack connector shipped on 30
+//! October" closes "We ship the Slack connector by 1 November" ([`reports_done`]: a word of
+//! completion, not negated or in the future, and the plan's own content words). Such plans are
+//! not listed as late but under `reported_done`, each with the statement that closed it, so an
+//! analyst can check the reading.
 
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -101,6 +107,211 @@ pub fn marked_done(text: &str) -> bool {
     ticked || struck || noted
 }
 
+/// Words that report work done (a past tense, or a state: "is live").
+const DONE_WORDS: [&str; 15] = [
+    "shipped",
+    "launched",
+    "released",
+    "delivered",
+    "completed",
+    "finished",
+    "done",
+    "merged",
+    "deployed",
+    "landed",
+    "published",
+    "signed",
+    "closed",
+    "live",
+    "migrated",
+];
+
+/// Words that keep a report from saying the work is done: a negation, the future, a wish or a
+/// condition ("has not shipped", "will be released", "once it is merged").
+const NOT_DONE_WORDS: [&str; 21] = [
+    "not", "no", "never", "yet", "will", "would", "should", "could", "might", "must", "shall",
+    "going", "plan", "plans", "planned", "expect", "expected", "hope", "if", "once", "unless",
+];
+
+/// Words of a plan that say when or that work is to be done, not what: they do not identify
+/// the work a report is about.
+const SCHEDULE_WORDS: [&str; 48] = [
+    "ship",
+    "ships",
+    "shipping",
+    "launch",
+    "launches",
+    "launching",
+    "release",
+    "releases",
+    "releasing",
+    "deliver",
+    "delivers",
+    "delivering",
+    "finish",
+    "finishes",
+    "complete",
+    "completes",
+    "merge",
+    "deploy",
+    "land",
+    "publish",
+    "sign",
+    "close",
+    "roll",
+    "out",
+    "live",
+    "due",
+    "deadline",
+    "target",
+    "goal",
+    "aim",
+    "week",
+    "weeks",
+    "month",
+    "quarter",
+    "day",
+    "days",
+    "today",
+    "tomorrow",
+    "end",
+    "start",
+    "begin",
+    "next",
+    "plan",
+    "planned",
+    "team",
+    "we",
+    "our",
+    "latest",
+];
+
+const MONTHS_AND_DAYS: [&str; 31] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// The words of `text`, lower-cased, split at anything that is not a letter, a digit or an
+/// apostrophe.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_lowercase().replace('’', "'"))
+}
+
+/// The content words of a plan or a report, singular: no stop word, date, number or word of
+/// schedule or completion.
+fn content_words(text: &str) -> std::collections::BTreeSet<String> {
+    let stop = stop_words::get("en");
+    words(text)
+        .map(|w| w.trim_matches('\'').to_string())
+        .filter(|w| w.chars().count() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
+        .filter(|w| !w.starts_with('q') || w.len() != 2)
+        .filter(|w| {
+            !stop.contains(&w.as_str())
+                && !SCHEDULE_WORDS.contains(&w.as_str())
+                && !DONE_WORDS.contains(&w.as_str())
+                && !MONTHS_AND_DAYS.contains(&w.as_str())
+        })
+        .map(|w| match w.strip_suffix('s') {
+            Some(stem) if stem.len() >= 3 && !stem.ends_with('s') => stem.to_string(),
+            _ => w,
+        })
+        .collect()
+}
+
+/// Whether `report` (a statement written after the plan) says that the work `plan` promised
+/// was done: it has a word of completion ("shipped", "launched", "is live", "merged", …), no
+/// negation, future or condition ("not yet", "will", "once"), is not a question, and names
+/// the plan's work — at least two of the plan's content words, or its only one. Conservative
+/// by design: a plan wrongly closed would hide a real delay.
+///
+/// ```
+/// use epigraph_query::plans::reports_done;
+/// let plan = "We ship the Slack connector by 1 November 2026.";
+/// assert!(reports_done(plan, "The Slack connector shipped on 30 October."));
+/// assert!(reports_done(plan, "Shipped the Slack connectors to every tenant today."));
+/// // Another connector, not done yet, in the future, asked.
+/// assert!(!reports_done(plan, "The Teams connector shipped on 30 October."));
+/// assert!(!reports_done(plan, "The Slack connector has not shipped yet."));
+/// assert!(!reports_done(plan, "The Slack connector hasn't shipped."));
+/// assert!(!reports_done(plan, "The Slack connector will be released next week."));
+/// assert!(!reports_done(plan, "Has the Slack connector shipped?"));
+/// // No word of completion.
+/// assert!(!reports_done(plan, "The Slack connector needs another review."));
+/// // A plan with one content word.
+/// assert!(reports_done("Launch the beta by Friday.", "The beta is live."));
+/// // A plan that names no work cannot be matched.
+/// assert!(!reports_done("Ship it by 3 November.", "We shipped it."));
+/// ```
+pub fn reports_done(plan: &str, report: &str) -> bool {
+    if report.trim_end().ends_with('?') {
+        return false;
+    }
+    let said: Vec<String> = words(report).collect();
+    let done = said.iter().any(|w| DONE_WORDS.contains(&w.as_str()));
+    let hedged = said
+        .iter()
+        .any(|w| NOT_DONE_WORDS.contains(&w.as_str()) || w.ends_with("n't"));
+    if !done || hedged {
+        return false;
+    }
+    let wanted = content_words(plan);
+    let named = content_words(report);
+    let shared = wanted.intersection(&named).count();
+    !wanted.is_empty() && shared >= wanted.len().min(2)
+}
+
+/// The first of `reports` (in order) that closes `plan` by `at`: written after the plan and by
+/// then, still standing then, and saying the work was done ([`reports_done`]).
+pub fn closing_report<'r>(
+    plan: &MemoryCard,
+    reports: &'r [MemoryCard],
+    at: i64,
+) -> Option<&'r MemoryCard> {
+    let written = plan.t_valid?;
+    reports.iter().find(|report| {
+        let view = AsOf {
+            card: report,
+            at: Some(at),
+        };
+        report.id != plan.id
+            && report.t_valid.is_some_and(|t| t > written && t <= at)
+            && view.visible()
+            && view.superseded_by().is_empty()
+            && reports_done(&plan.text, &report.text)
+    })
+}
+
 /// Whether a plan was past its date at `at` (ms since the epoch): it is a plan, it had been
 /// written by then, it stood (nothing had superseded it, nor its document), and the last day
 /// of its latest date was before the day of `at`, and its text does not mark it done
@@ -175,6 +386,17 @@ pub struct OverduePlan {
     pub plan: MemoryCard,
 }
 
+/// A plan past its date that a later statement reports done.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct ReportedDone {
+    /// The last day its latest date covers (`YYYY-MM-DD`, UTC).
+    pub due: String,
+    /// The plan.
+    pub plan: MemoryCard,
+    /// The statement that reports it done ([`reports_done`]).
+    pub report: MemoryCard,
+}
+
 /// Plans past their date.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 pub struct OverdueResponse {
@@ -182,6 +404,10 @@ pub struct OverdueResponse {
     pub as_of: String,
     /// Standing plans whose latest date has passed, the most recently due first.
     pub plans: Vec<OverduePlan>,
+    /// Plans past their date that a later statement reports done (not in `plans`), with that
+    /// statement, the most recently due first.
+    #[serde(default)]
+    pub reported_done: Vec<ReportedDone>,
 }
 
 impl QueryService {
@@ -210,6 +436,26 @@ impl QueryService {
             })
             .filter(|p| params.within_days.is_none_or(|w| p.days_overdue <= w))
             .collect();
+        let mut reported_done = Vec::new();
+        if let Some(since) = plans.iter().filter_map(|p| p.plan.t_valid).min() {
+            let reports = self
+                .graph
+                .completion_reports(tenant, since, at, &completion_pattern())
+                .await?;
+            plans.retain(|p| match closing_report(&p.plan, &reports, at) {
+                Some(report) => {
+                    reported_done.push(ReportedDone {
+                        due: p.due.clone(),
+                        plan: p.plan.clone(),
+                        report: report.clone(),
+                    });
+                    false
+                }
+                None => true,
+            });
+        }
+        reported_done.sort_by(|a, b| b.due.cmp(&a.due).then_with(|| a.plan.id.cmp(&b.plan.id)));
+        reported_done.truncate(params.limit.unwrap_or(50));
         plans.sort_by(|a, b| {
             a.days_overdue
                 .cmp(&b.days_overdue)
@@ -220,6 +466,20 @@ impl QueryService {
         Ok(OverdueResponse {
             as_of: iso_day(at.div_euclid(DAY_MS)),
             plans,
+            reported_done,
         })
     }
+}
+
+/// The regular expression (Neo4j's, on the lower-cased text) a statement must match to be read
+/// as a possible report of work done: one of the words of completion.
+///
+/// ```
+/// let pattern = regex::Regex::new(&epigraph_query::plans::completion_pattern()).unwrap();
+/// assert!(pattern.is_match("the slack connector shipped on 30 october."));
+/// assert!(pattern.is_match("the beta is live"));
+/// assert!(!pattern.is_match("the connector ships friday; delivery is slow"));
+/// ```
+pub fn completion_pattern() -> String {
+    format!("(?s).*\\b({})\\b.*", DONE_WORDS.join("|"))
 }

@@ -670,7 +670,9 @@ fn texts_of(items: &serde_json::Value) -> Vec<String> {
 
 /// Plans past their date (`GET /v1/plans/overdue`, MCP `list_overdue_plans`): a standing plan
 /// whose date has passed is listed with its due day; one still ahead, one moved by a later
-/// message, one ticked off in its document and a decision that names a past day are not.
+/// message, one ticked off in its document and a decision that names a past day are not; one
+/// that a later message reports done is listed apart, with that message (a message saying the
+/// work is not finished yet closes nothing).
 #[tokio::test(flavor = "multi_thread")]
 async fn plans_past_their_date_are_listed_for_the_analyst() {
     let _guard = serial().await;
@@ -683,6 +685,9 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
         "Heads up, the Fjord Ventures pilot launch slips to December 14, 2026.";
     const DECIDED: &str = "We decided on June 2, 2026 to keep the on-call rotation weekly.";
     const GUIDE: &str = "Write the onboarding guide by October 30, 2026.";
+    const TEAMS: &str = "We plan to ship the Teams connector by October 1, 2026.";
+    const TEAMS_SHIPPED: &str = "The Teams connector shipped to every workspace.";
+    const NOT_YET: &str = "The vendor evaluation has not finished yet.";
     let roadmap = format!(
         "# Connectors roadmap\n\n- [x] Ship the Slack connector by September 15, 2026.\n- {GUIDE}\n"
     );
@@ -693,6 +698,9 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
         event("chat", "pilot/2", 9, MOVED_AGAIN),
         event("chat", "oncall/1", 6, DECIDED),
         event("document", "roadmap.md", 3, &roadmap),
+        event("chat", "teams/1", 4, TEAMS),
+        event("chat", "teams/2", 129, TEAMS_SHIPPED),
+        event("chat", "plans/late-2", 100, NOT_YET),
     ];
     let file = env.dir.path().join("events.jsonl");
     std::fs::write(&file, lines.join("\n") + "\n").expect("events");
@@ -723,6 +731,16 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
     assert_eq!(plans[0]["plan"]["text"], LATE, "{october}");
     assert_eq!(plans[0]["due"], "2026-09-01");
     assert_eq!(plans[0]["days_overdue"], 34);
+    // The Teams connector was due on 1 October, and a message of 4 October says it shipped.
+    let done = october["reported_done"].as_array().expect("reported_done");
+    assert_eq!(done.len(), 1, "{october}");
+    assert_eq!(done[0]["plan"]["text"], TEAMS, "{october}");
+    assert_eq!(done[0]["report"]["text"], TEAMS_SHIPPED, "{october}");
+    assert_eq!(done[0]["due"], "2026-10-01");
+    // Before that message was written the plan was late.
+    let before = listed("2026-10-03");
+    assert_eq!(texts_of_plans(&before), [TEAMS, LATE], "{before}");
+    assert_eq!(before["reported_done"].as_array().map(Vec::len), Some(0));
     // Before its day nothing is late; on 1 January 2027 the moved pilot and the guide are too,
     // the most recently due first.
     let august = listed("2026-08-15");

@@ -376,6 +376,31 @@ impl GraphReader {
         self.rows(q, "reading dated plans").await
     }
 
+    /// Statements written from `since` to `at` that may report work done: any memory object
+    /// but a plan or a question whose lower-cased text matches `pattern`, oldest first (at most
+    /// [`MAX_ROWS`]).
+    pub async fn completion_reports(
+        &self,
+        tenant: &str,
+        since: i64,
+        at: i64,
+        pattern: &str,
+    ) -> Result<Vec<MemoryCard>, QueryError> {
+        let text = format!(
+            "MATCH (m:Memory) WHERE m.tenant = $tenant AND NOT m:Plan AND NOT m:Question \
+             AND m.t_valid > $since AND m.t_valid <= $at AND toLower(m.text) =~ $pattern \
+             WITH m ORDER BY m.t_valid, m.id LIMIT $limit RETURN {card}",
+            card = CARD.as_str()
+        );
+        let q = query(&text)
+            .param("tenant", tenant)
+            .param("since", since)
+            .param("at", at)
+            .param("pattern", pattern)
+            .param("limit", MAX_ROWS as i64);
+        self.rows(q, "reading reports of work done").await
+    }
+
     /// Questions that an answer closed (now, or by `as_of`), the most recently answered first,
     /// each with the statement that answers it.
     pub async fn answered_questions(

@@ -327,15 +327,18 @@ async function questions(view, { stale }) {
     <p class="muted small">A question leaves the open list when a later statement answers it (an ANSWERS edge). If the answer is wrong, reopen the question: the edge is rejected and the question stands open again after the pipeline's next epoch.</p>
     <div id="answered" aria-labelledby="answered-h"><p class="muted">loading…</p></div>
     <h2 id="overdue-h">Plans past their date</h2>
-    <p class="muted small">Standing plans whose latest date has passed and that no later statement moved or superseded, the most recently due first. Whether the work was done is not known: nothing read says so.</p>
+    <p class="muted small">Standing plans whose latest date has passed and that no later statement moved or superseded, the most recently due first. A plan a later statement reports done ("the Slack connector shipped") is listed apart, with that statement, to check the reading; for the others nothing read says the work was done.</p>
     <div id="overdue" aria-labelledby="overdue-h"><p class="muted">loading…</p></div>`;
   const overdueBox = view.querySelector("#overdue");
-  api("/v1/plans/overdue", { query: { as_of: asOfParam(), limit: 50 } }).then(({ plans }) => {
+  api("/v1/plans/overdue", { query: { as_of: asOfParam(), limit: 50 } }).then(({ plans, reported_done: done = [] }) => {
     if (stale()) return;
-    overdueBox.innerHTML = plans.length ? `<table class="list" id="overdue-plans"><thead><tr><th>due</th><th>late by</th><th>plan</th></tr></thead><tbody>
+    overdueBox.innerHTML = (plans.length ? `<table class="list" id="overdue-plans"><thead><tr><th>due</th><th>late by</th><th>plan</th></tr></thead><tbody>
       ${plans.map((x) => `<tr tabindex="0" data-id="${esc(x.plan.id)}"><td class="num"><time datetime="${esc(x.due)}">${esc(x.due)}</time></td><td class="num">${x.days_overdue} d</td><td>${esc(x.plan.text)}<br>${source(x.plan)}</td></tr>`).join("")}
       </tbody></table>`
-      : '<p class="muted" id="no-overdue">No plan is past its date.</p>';
+      : '<p class="muted" id="no-overdue">No plan is past its date.</p>')
+      + (done.length ? `<details id="reported-done"><summary>${done.length} past their date but reported done</summary><table class="list"><thead><tr><th>due</th><th>plan</th><th>reported done by</th></tr></thead><tbody>
+      ${done.map((x) => `<tr data-id="${esc(x.plan.id)}"><td class="num"><time datetime="${esc(x.due)}">${esc(x.due)}</time></td><td>${esc(x.plan.text)}<br>${source(x.plan)}</td><td>${esc(x.report.text)}<br>${source(x.report)} <span class="muted small">${esc(when(x.report.t_valid))}</span></td></tr>`).join("")}
+      </tbody></table></details>` : "");
   }).catch((error) => { overdueBox.innerHTML = `<p class="error" role="alert">${esc(error.message)}</p>`; });
   const answeredBox = view.querySelector("#answered");
   api("/v1/questions/answered", { query: { as_of: asOfParam(), limit: 50 } }).then(({ answered }) => {
