@@ -632,7 +632,7 @@ mod tests {
             std::fs::write(dir.path().join(path.file_name().unwrap()), text).unwrap();
         }
         let bundled = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../ontology/priority.toml"),
+            epigraph_schemas::manifest_dir!().join("../ontology/priority.toml"),
         )
         .unwrap();
         std::fs::write(
@@ -662,7 +662,7 @@ mod tests {
 
     #[test]
     fn the_example_config_deserializes() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/epigraph.example.toml");
+        let path = epigraph_schemas::manifest_dir!().join("../deploy/epigraph.example.toml");
         let config = EpigraphConfig::load(Some(&path)).expect("example config loads");
         assert_eq!(config.kafka.bootstrap, "127.0.0.1:9092");
         assert_eq!(config.run.workers, 2);

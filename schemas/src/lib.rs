@@ -31,6 +31,26 @@ pub mod records;
 pub mod topics;
 
 pub use codec::{CodecError, decode_event, encode_event, schema_files};
+
+/// The folder of the package whose code is running, for tests that read the repository's
+/// fixtures: `CARGO_MANIFEST_DIR` as `cargo test` (or `deploy/local/run_tests.py`) sets it
+/// when it runs a test, else the folder the calling crate was compiled in. Reading it at run
+/// time matters when one target folder serves several checkouts: an executable compiled in
+/// one and reused by another would otherwise read the first checkout's fixtures.
+///
+/// ```
+/// let dir = epigraph_schemas::manifest_dir!();
+/// assert!(dir.join("Cargo.toml").is_file());
+/// ```
+#[macro_export]
+macro_rules! manifest_dir {
+    () => {
+        ::std::path::PathBuf::from(
+            ::std::env::var_os("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|| ::std::ffi::OsString::from(env!("CARGO_MANIFEST_DIR"))),
+        )
+    };
+}
 pub use event::{Link, Op, Party, SourceEvent, SourceKind};
 pub use fault::{Fault, now_millis};
 pub use records::{Attendee, CalendarEvent, ChatMessage, DocumentFile, EmailMessage};

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    epigraph_schemas::manifest_dir!()
         .parent()
         .expect("the workspace root")
         .to_path_buf()

@@ -9,7 +9,7 @@ use epigraph_sources::ics::{IcsConfig, read_ics};
 use epigraph_tests::{TestEnv, find_dead_letter, ingest, neo4j, neo4j_count, serial};
 
 fn fixtures() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/icalendar");
+    let path = epigraph_schemas::manifest_dir!().join("fixtures/icalendar");
     assert!(path.is_dir(), "{} is missing", path.display());
     path
 }

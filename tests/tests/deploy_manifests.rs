@@ -21,7 +21,7 @@
 //! network).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use epigraph::config::EpigraphConfig;
 use figment::Figment;
@@ -38,7 +38,7 @@ const KUBERNETES_VERSIONS: [&str; 2] = ["1.32.0", "1.37.0"];
 const POD_INDEX: &str = "metadata.labels['apps.kubernetes.io/pod-index']";
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    epigraph_schemas::manifest_dir!()
         .parent()
         .expect("the repository")
         .to_path_buf()

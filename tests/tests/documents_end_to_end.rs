@@ -229,8 +229,7 @@ async fn pdf_and_office_files_in_a_folder_are_read_as_documents() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-formats");
     let docs = env.docs();
-    let fixtures =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sources/tests/fixtures/formats");
+    let fixtures = epigraph_schemas::manifest_dir!().join("../sources/tests/fixtures/formats");
     for name in ["memo.pdf", "plan.docx", "review.pptx", "budget.xlsx"] {
         std::fs::copy(fixtures.join(name), docs.join(name)).unwrap();
     }

@@ -4,7 +4,6 @@
 //! mailbox kept live and not republished, refused credentials, the server restarted while
 //! following — and the live messages through `run` into Neo4j.
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -333,7 +332,7 @@ async fn attachments_are_published_and_tombstoned_with_their_message() {
     let mut admin_session = admin(&server).await;
     let session = admin_session.session_mut();
     session.create("Archive").await.expect("CREATE Archive");
-    let eml = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let eml = epigraph_schemas::manifest_dir!()
         .join("../sources/tests/fixtures/formats/memo-and-plan.eml");
     session
         .append("INBOX", None, None, std::fs::read(eml).unwrap())

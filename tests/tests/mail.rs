@@ -1,15 +1,12 @@
 //! An mbox with a malformed message through the whole path.
 
-use std::path::PathBuf;
-
 use epigraph_tests::{TestEnv, ingest, neo4j, neo4j_count, serial};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_mbox_lands_in_the_graph_and_its_bad_message_is_dead_lettered() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-mbox");
-    let mbox =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../sources/tests/fixtures/mail/inbox.mbox");
+    let mbox = epigraph_schemas::manifest_dir!().join("../sources/tests/fixtures/mail/inbox.mbox");
     let summary = ingest(&env, &["mbox", mbox.to_str().unwrap()]);
     assert_eq!(
         (
@@ -37,7 +34,7 @@ async fn an_mbox_lands_in_the_graph_and_its_bad_message_is_dead_lettered() {
 async fn pdf_and_word_attachments_become_searchable_documents_of_their_own() {
     let _serial = serial().await;
     let env = TestEnv::new("e2e-attach");
-    let eml = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    let eml = epigraph_schemas::manifest_dir!()
         .join("../sources/tests/fixtures/formats/memo-and-plan.eml");
     let summary = ingest(&env, &["eml", eml.to_str().unwrap()]);
     assert_eq!(

@@ -122,7 +122,7 @@ impl Drop for Disk {
 }
 
 fn services(args: &[&str]) {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/local/services.sh");
+    let script = epigraph_schemas::manifest_dir!().join("../deploy/local/services.sh");
     let status = Command::new("bash")
         .arg(script)
         .args(args)

@@ -112,7 +112,9 @@ async fn secrets_stay_out_of_logs_metrics_and_error_messages() {
              [serve]\nreport_usage = false\n\n\
              [serve.tls]\ncert_file = \"{1}/cert.pem\"\nkey_file = \"{1}/key.pem\"\n",
             env.tenant,
-            concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/tls"),
+            epigraph_schemas::manifest_dir!()
+                .join("fixtures/tls")
+                .display(),
         ),
     )
     .expect("config");

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use epigraph_tests::{TestEnv, ingest, neo4j, neo4j_count, serial};
 
 fn fixture() -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/slack-export");
+    let path = epigraph_schemas::manifest_dir!().join("fixtures/slack-export");
     assert!(
         path.is_dir(),
         "{} is missing (the fixtures are part of the repository: tests/fixtures)",

@@ -22,7 +22,7 @@ use epigraph_tests::corpus::{DAY, MEMO, PLANNED, QUESTION, SHEET, SLIPPED, T0, a
 use epigraph_tests::{TestEnv, ingest, last_json_line, neo4j, serial};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    epigraph_schemas::manifest_dir!()
         .parent()
         .expect("repo root")
         .to_path_buf()

@@ -467,7 +467,7 @@ mod tests {
     use super::*;
 
     fn root() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/keps/keps")
+        epigraph_schemas::manifest_dir!().join("../tests/fixtures/keps/keps")
     }
 
     #[test]
@@ -530,7 +530,7 @@ mod tests {
     /// pair goes through the same path and is scored.
     #[test]
     fn a_pep_set_reads_rst_files_and_scores_their_header_replacement() {
-        let peps = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/peps");
+        let peps = epigraph_schemas::manifest_dir!().join("../tests/fixtures/peps");
         let (title, text) = pep_document(&peps, "pep-0102").expect("the fixture reads");
         assert_eq!(title, "Doing Python Micro Releases");
         assert!(text.starts_with("PEP: 102\n"));

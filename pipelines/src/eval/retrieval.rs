@@ -609,7 +609,7 @@ fn run_baselines(python: &Path, dir: &Path) -> Result<Vec<serde_json::Value>> {
 fn baseline_script(name: &str, working_dir: &Path) -> Result<std::path::PathBuf> {
     let candidates = [
         working_dir.join("eval/retrieval").join(name),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
+        epigraph_schemas::manifest_dir!()
             .join("../eval/retrieval")
             .join(name),
     ];

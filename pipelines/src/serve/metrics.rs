@@ -356,8 +356,7 @@ mod tests {
 
     #[test]
     fn every_metric_the_grafana_dashboard_queries_is_exported() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../deploy/grafana/epigraph.json");
+        let path = epigraph_schemas::manifest_dir!().join("../deploy/grafana/epigraph.json");
         let dashboard: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&path).expect("the Grafana dashboard"))
                 .expect("JSON");

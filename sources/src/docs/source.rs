@@ -676,7 +676,7 @@ We ship in Q4.
 
     #[test]
     fn pdf_and_office_files_are_read_as_text_and_unreadable_ones_dead_lettered() {
-        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
+        let fixtures = epigraph_schemas::manifest_dir!().join("tests/fixtures/formats");
         let dir = tempfile::tempdir().unwrap();
         for name in [
             "memo.pdf",

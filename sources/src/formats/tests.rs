@@ -1,11 +1,11 @@
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::*;
 use crate::testing::Lcg;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    epigraph_schemas::manifest_dir!()
         .join("tests/fixtures/formats")
         .join(name)
 }

@@ -8,7 +8,7 @@ use crate::testing::Lcg;
 const WIDE: (i64, i64) = (0, 4_102_444_800_000); // 1970 to 2100
 
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/icalendar")
+    epigraph_schemas::manifest_dir!().join("../tests/fixtures/icalendar")
 }
 
 fn parse(text: &str) -> crate::Scan {

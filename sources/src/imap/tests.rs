@@ -284,8 +284,8 @@ async fn missing_settings_and_an_unreachable_server_are_clear_errors() {
 
 #[test]
 fn an_attachment_read_as_text_is_published_with_its_message_and_tombstoned_with_it() {
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/formats/memo-and-plan.eml");
+    let fixture =
+        epigraph_schemas::manifest_dir!().join("tests/fixtures/formats/memo-and-plan.eml");
     let message = FetchedMessage {
         uid: 1,
         scan: read_message(

@@ -3,7 +3,7 @@
 
 use crate::testing::Lcg;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use epigraph_schemas::{Link, Party, SourceKind};
 use sha2::{Digest, Sha256};
@@ -12,7 +12,7 @@ use super::*;
 use crate::SourceError;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    epigraph_schemas::manifest_dir!()
         .join("tests/fixtures/mail")
         .join(name)
 }
@@ -651,8 +651,7 @@ fn an_mbox_of_100k_random_messages_is_read_without_loss() {
 
 #[test]
 fn pdf_and_office_attachments_become_documents_linked_to_their_message() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/memo-and-plan.eml");
+    let path = epigraph_schemas::manifest_dir!().join("tests/fixtures/formats/memo-and-plan.eml");
     let scan = read_eml(&path, "acme", &MailConfig::default(), 4096).unwrap();
     let ids: Vec<&str> = scan.events.iter().map(|e| e.source_id.as_str()).collect();
     assert_eq!(

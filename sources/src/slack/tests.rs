@@ -8,7 +8,7 @@
 
 use crate::testing::Lcg;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use epigraph_schemas::{Link, Party, SourceEvent, SourceKind};
 
@@ -18,7 +18,7 @@ use crate::{Scan, SourceError};
 
 /// The unzipped fixture export, copied into the repository: `tests/fixtures/slack-export`.
 fn fixture() -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/slack-export");
+    let path = epigraph_schemas::manifest_dir!().join("../tests/fixtures/slack-export");
     assert!(
         path.join("channels.json").is_file(),
         "the Slack fixture export is missing: expected {} (from hfaran/slack-export-viewer, MIT)",
@@ -685,8 +685,7 @@ fn random_day_files_never_panic_and_lose_nothing() {
 #[test]
 fn a_zipped_export_reads_like_its_folder() {
     use std::io::Write;
-    let fixture =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/slack-export");
+    let fixture = epigraph_schemas::manifest_dir!().join("../tests/fixtures/slack-export");
     let config = SlackConfig::default();
     let from_folder = read_slack_export(&fixture, "acme", &config, 4096).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -733,10 +732,9 @@ fn shared_files_the_export_holds_become_documents_linked_to_their_message() {
          ]}
     ]"#;
     let dir = general(messages);
-    let docx = std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/plan.docx"),
-    )
-    .unwrap();
+    let docx =
+        std::fs::read(epigraph_schemas::manifest_dir!().join("tests/fixtures/formats/plan.docx"))
+            .unwrap();
     // slackdump's layout for F1; a rewritten relative URL for F2, which is not a PDF.
     std::fs::create_dir_all(dir.path().join("__uploads/F1")).unwrap();
     std::fs::write(dir.path().join("__uploads/F1/plan.docx"), &docx).unwrap();
