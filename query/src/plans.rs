@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use epigraph_schemas::calendar::{DAY_MS, iso_day, period};
+use epigraph_schemas::calendar::{DAY_MS, MONTH_NAMES, WEEKDAY_NAMES, iso_day, period};
 use epigraph_schemas::memory::{EpistemicType, Standing};
 
 use crate::graph::MemoryCard;
@@ -186,40 +186,6 @@ const SCHEDULE_WORDS: [&str; 48] = [
     "latest",
 ];
 
-const MONTHS_AND_DAYS: [&str; 31] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-];
-
 /// The words of `text`, lower-cased, split at anything that is not a letter, a digit or an
 /// apostrophe.
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -240,7 +206,8 @@ fn content_words(text: &str) -> std::collections::BTreeSet<String> {
             !stop.contains(&w.as_str())
                 && !SCHEDULE_WORDS.contains(&w.as_str())
                 && !DONE_WORDS.contains(&w.as_str())
-                && !MONTHS_AND_DAYS.contains(&w.as_str())
+                && !MONTH_NAMES.contains(&w.as_str())
+                && !WEEKDAY_NAMES.contains(&w.as_str())
         })
         .map(|w| match w.strip_suffix('s') {
             Some(stem) if stem.len() >= 3 && !stem.ends_with('s') => stem.to_string(),

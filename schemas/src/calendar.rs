@@ -5,6 +5,46 @@
 /// Milliseconds in a day.
 pub const DAY_MS: i64 = 86_400_000;
 
+/// The English month names, in full and abbreviated (`sept` too), lower case: words that date
+/// a statement rather than say what it is about.
+pub const MONTH_NAMES: [&str; 24] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+];
+
+/// The English weekday names, lower case, Monday first.
+pub const WEEKDAY_NAMES: [&str; 7] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
 /// The days a date value covers, `[first, last]` in days since the Unix epoch: `YYYY-MM-DD`,
 /// `YYYY-MM`, `YYYY-Qn` or `YYYY`, as claims write them. `None` for anything else (a date
 /// without a year, `--MM-DD`, included).

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use epigraph_schemas::calendar::MONTH_NAMES as MONTHS;
+
 use super::citations::CitationRules;
 use crate::extract::cues::CueSet;
 use crate::extract::dates::period;
@@ -489,33 +491,6 @@ impl Facts {
         })
     }
 }
-
-const MONTHS: [&str; 24] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-];
 
 /// A crude singular: `owns` → `own`, `renewals` → `renewal`, `process` stays.
 fn singular(word: &str) -> String {

@@ -21,18 +21,9 @@
 
 use regex::{Regex, RegexBuilder};
 
+use epigraph_schemas::calendar::WEEKDAY_NAMES as WEEKDAYS;
 use epigraph_schemas::calendar::{DAY_MS, add_months, days_from_civil, iso_day as day};
 pub use epigraph_schemas::calendar::{civil_date, period, year_of};
-
-const WEEKDAYS: [&str; 7] = [
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-];
 
 /// Finds relative date expressions and resolves them.
 #[derive(Debug)]
