@@ -17,13 +17,15 @@
 //! not listed as late but under `reported_done`, each with the statement that closed it, so an
 //! analyst can check the reading.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use epigraph_schemas::calendar::{DAY_MS, MONTH_NAMES, WEEKDAY_NAMES, iso_day, period};
 use epigraph_schemas::memory::{EpistemicType, Standing};
 
-use crate::graph::MemoryCard;
+use crate::graph::{MemoryCard, PlanWords};
 use crate::rank::AsOf;
 use crate::search::as_of;
 use crate::{QueryError, QueryService};
@@ -128,10 +130,62 @@ const DONE_WORDS: [&str; 15] = [
 
 /// Words that keep a report from saying the work is done: a negation, the future, a wish or a
 /// condition ("has not shipped", "will be released", "once it is merged").
-const NOT_DONE_WORDS: [&str; 21] = [
+const NOT_DONE_WORDS: [&str; 23] = [
     "not", "no", "never", "yet", "will", "would", "should", "could", "might", "must", "shall",
     "going", "plan", "plans", "planned", "expect", "expected", "hope", "if", "once", "unless",
+    "until", "till",
 ];
+
+/// Verbs of a plan that promise a delivery: any word of completion reports such work done
+/// ("ship the beta" → "the beta is live", "launched"). A plan with none of them ("take over the
+/// audit log", "draft the proposal") is closed only by a word of completion for any work
+/// ([`GENERIC_DONE_WORDS`]) or its own verb in the past ("drafted"): "since we launched the
+/// audit log" does not say that someone took it over.
+const DELIVERY_VERBS: [&str; 26] = [
+    "ship",
+    "ships",
+    "shipping",
+    "launch",
+    "launches",
+    "launching",
+    "release",
+    "releases",
+    "releasing",
+    "deliver",
+    "delivers",
+    "delivering",
+    "finish",
+    "finishes",
+    "complete",
+    "completes",
+    "merge",
+    "deploy",
+    "land",
+    "publish",
+    "sign",
+    "close",
+    "roll",
+    "live",
+    "migrate",
+    "done",
+];
+
+/// Words of completion that fit any work.
+const GENERIC_DONE_WORDS: [&str; 3] = ["done", "finished", "completed"];
+
+/// Whether `said` is `verb` in the past: `drafted`, `hired`, `dropped`, `carried`.
+fn past_of(verb: &str, said: &str) -> bool {
+    let Some(rest) = said.strip_prefix(verb) else {
+        return verb
+            .strip_suffix('y')
+            .is_some_and(|stem| said.strip_prefix(stem) == Some("ied"));
+    };
+    let doubled = verb.chars().next_back().map(|c| format!("{c}ed"));
+    verb.chars().count() >= 3
+        && (rest == "ed"
+            || (rest == "d" && verb.ends_with('e'))
+            || doubled.as_deref() == Some(rest))
+}
 
 /// Words of a plan that say when or that work is to be done, not what: they do not identify
 /// the work a report is about.
@@ -217,10 +271,12 @@ fn content_words(text: &str) -> std::collections::BTreeSet<String> {
 }
 
 /// Whether `report` (a statement written after the plan) says that the work `plan` promised
-/// was done: it has a word of completion ("shipped", "launched", "is live", "merged", …), no
-/// negation, future or condition ("not yet", "will", "once"), is not a question, and names
-/// the plan's work — at least two of the plan's content words, or its only one. Conservative
-/// by design: a plan wrongly closed would hide a real delay.
+/// was done: it has a word of completion ("shipped", "launched", "is live", "merged", …) that
+/// fits the plan's work (any one for a delivery — ship, launch, release, …; otherwise "done",
+/// "finished", "completed" or the plan's own verb in the past), no negation, future or
+/// condition ("not yet", "will", "once", "until"), is not a question, and names the plan's
+/// work — at least two of the plan's content words, or its only one. Conservative by design: a
+/// plan wrongly closed would hide a real delay.
 ///
 /// ```
 /// use epigraph_query::plans::reports_done;
@@ -239,6 +295,14 @@ fn content_words(text: &str) -> std::collections::BTreeSet<String> {
 /// assert!(reports_done("Launch the beta by Friday.", "The beta is live."));
 /// // A plan that names no work cannot be matched.
 /// assert!(!reports_done("Ship it by 3 November.", "We shipped it."));
+/// // A condition, not a report.
+/// let freeze = "Next quarter we plan to freeze hiring until the audit is done.";
+/// assert!(!reports_done(freeze, "We freeze hiring until the audit is done, from December 10."));
+/// // The work was to take the dashboard over, not to launch it.
+/// let handover = "Priya is going to take over the usage dashboard by May 11.";
+/// assert!(!reports_done(handover, "The error rate looks flat since we launched the usage dashboard."));
+/// assert!(reports_done(handover, "Priya's handover of the usage dashboard is done."));
+/// assert!(reports_done("Omar to draft the SunGate proposal by March 1.", "Omar drafted the SunGate proposal; it was published today."));
 /// ```
 pub fn reports_done(plan: &str, report: &str) -> bool {
     if report.trim_end().ends_with('?') {
@@ -252,10 +316,17 @@ pub fn reports_done(plan: &str, report: &str) -> bool {
     if !done || hedged {
         return false;
     }
+    let promised: Vec<String> = words(plan).collect();
+    let fits = promised
+        .iter()
+        .any(|w| DELIVERY_VERBS.contains(&w.as_str()))
+        || said.iter().any(|w| {
+            GENERIC_DONE_WORDS.contains(&w.as_str()) || promised.iter().any(|v| past_of(v, w))
+        });
     let wanted = content_words(plan);
     let named = content_words(report);
     let shared = wanted.intersection(&named).count();
-    !wanted.is_empty() && shared >= wanted.len().min(2)
+    fits && !wanted.is_empty() && shared >= wanted.len().min(2)
 }
 
 /// The first of `reports` (in order) that closes `plan` by `at`: written after the plan and by
@@ -279,10 +350,33 @@ pub fn closing_report<'r>(
     })
 }
 
+/// Whether a statement typed a plan says itself that its work was done: a word of completion
+/// and no negation, future or condition ("as planned" aside). The extractor types "The Slack
+/// connector shipped on 31 October, three days before the launch" a plan for its date and its
+/// word "launch"; it is a report, not work still to do.
+///
+/// ```
+/// use epigraph_query::plans::says_done;
+/// assert!(says_done("The Slack and Gmail connectors shipped on 31 October, three days before the launch."));
+/// assert!(says_done("The beta launched on 3 November as planned."));
+/// assert!(!says_done("We plan to ship the Slack connector by 31 October."));
+/// assert!(!says_done("Next quarter we freeze hiring until the audit is done."));
+/// assert!(!says_done("The migration will be completed by Friday."));
+/// ```
+pub fn says_done(text: &str) -> bool {
+    let lower = text.to_lowercase();
+    let lower = lower.replace("as planned", "").replace("as scheduled", "");
+    let said: Vec<String> = words(&lower).collect();
+    said.iter().any(|w| DONE_WORDS.contains(&w.as_str()))
+        && !said
+            .iter()
+            .any(|w| NOT_DONE_WORDS.contains(&w.as_str()) || w.ends_with("n't"))
+}
+
 /// Whether a plan was past its date at `at` (ms since the epoch): it is a plan, it had been
 /// written by then, it stood (nothing had superseded it, nor its document), and the last day
 /// of its latest date was before the day of `at`, and its text does not mark it done
-/// ([`marked_done`]). `Some(days past due)` if so.
+/// ([`marked_done`]) nor say that it was ([`says_done`]). `Some(days past due)` if so.
 ///
 /// ```
 /// use epigraph_query::graph::{ClaimRef, EdgeRef, MemoryCard};
@@ -320,7 +414,8 @@ pub fn past_due(card: &MemoryCard, at: i64) -> Option<i64> {
         && view.superseded_by().is_empty()
         && view.source_superseded_by().is_empty()
         && card.source_status.is_none()
-        && !marked_done(&card.text);
+        && !marked_done(&card.text)
+        && !says_done(&card.text);
     let today = at.div_euclid(DAY_MS);
     let due = due_day(card)?;
     (stands && due < today).then_some(today - due)
@@ -404,12 +499,31 @@ impl QueryService {
             .filter(|p| params.within_days.is_none_or(|w| p.days_overdue <= w))
             .collect();
         let mut reported_done = Vec::new();
-        if let Some(since) = plans.iter().filter_map(|p| p.plan.t_valid).min() {
-            let reports = self
-                .graph
-                .completion_reports(tenant, since, at, &completion_pattern())
-                .await?;
-            plans.retain(|p| match closing_report(&p.plan, &reports, at) {
+        let wanted: Vec<PlanWords> = plans
+            .iter()
+            .filter_map(|p| {
+                Some(PlanWords {
+                    id: p.plan.id.clone(),
+                    since: p.plan.t_valid?,
+                    words: content_words(&p.plan.text).into_iter().collect(),
+                })
+            })
+            .filter(|p| !p.words.is_empty())
+            .collect();
+        let mut reports: HashMap<String, Vec<MemoryCard>> = HashMap::new();
+        for found in self
+            .graph
+            .completion_reports(tenant, &wanted, at, &completion_pattern())
+            .await?
+        {
+            reports.entry(found.plan).or_default().push(found.report);
+        }
+        plans.retain(|p| {
+            let candidates = reports
+                .get(&p.plan.id)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            match closing_report(&p.plan, candidates, at) {
                 Some(report) => {
                     reported_done.push(ReportedDone {
                         due: p.due.clone(),
@@ -419,8 +533,8 @@ impl QueryService {
                     false
                 }
                 None => true,
-            });
-        }
+            }
+        });
         reported_done.sort_by(|a, b| b.due.cmp(&a.due).then_with(|| a.plan.id.cmp(&b.plan.id)));
         reported_done.truncate(params.limit.unwrap_or(50));
         plans.sort_by(|a, b| {

@@ -672,7 +672,7 @@ fn texts_of(items: &serde_json::Value) -> Vec<String> {
 /// whose date has passed is listed with its due day; one still ahead, one moved by a later
 /// message, one ticked off in its document and a decision that names a past day are not; one
 /// that a later message reports done is listed apart, with that message (a message saying the
-/// work is not finished yet closes nothing).
+/// work is not finished yet closes nothing, and a thousand reports of other work do not hide it).
 #[tokio::test(flavor = "multi_thread")]
 async fn plans_past_their_date_are_listed_for_the_analyst() {
     let _guard = serial().await;
@@ -702,6 +702,17 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
         event("chat", "teams/2", 129, TEAMS_SHIPPED),
         event("chat", "plans/late-2", 100, NOT_YET),
     ];
+    // More reports of other work done than a query reads at once (1,000 rows), all written
+    // between the Teams plan and the message that reports it shipped: they must not hide it.
+    let noise = (0..1001).map(|i| {
+        event(
+            "chat",
+            &format!("builds/{i}"),
+            50,
+            &format!("Nightly build {i} shipped to the staging cluster."),
+        )
+    });
+    let lines: Vec<String> = lines.into_iter().chain(noise).collect();
     let file = env.dir.path().join("events.jsonl");
     std::fs::write(&file, lines.join("\n") + "\n").expect("events");
     ingest(&env, &["events", file.to_str().expect("utf-8")]);

@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use epigraph_schemas::feedback::Judged;
 use epigraph_schemas::graph::retired_status_pattern;
 
-use neo4rs::{Graph, Query, query};
+use neo4rs::{BoltType, Graph, Query, query};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
@@ -124,6 +124,30 @@ impl std::fmt::Debug for GraphReader {
 
 /// Upper bound on rows any read returns.
 pub const MAX_ROWS: usize = 1000;
+
+/// Most statements [`GraphReader::completion_reports`] reads for one plan.
+pub const REPORTS_PER_PLAN: usize = 100;
+
+/// A plan whose reports of completion are looked for: its id, when it was written (ms since
+/// the epoch) and its content words, lower-cased (a report must contain one).
+#[derive(Clone, Debug)]
+pub struct PlanWords {
+    /// The plan's memory id.
+    pub id: String,
+    /// Its valid time: only statements written after it can report it done.
+    pub since: i64,
+    /// Words a report of it contains (any one of them).
+    pub words: Vec<String>,
+}
+
+/// A statement that may report a plan done.
+#[derive(Clone, Debug, Deserialize)]
+pub struct PlanReport {
+    /// The plan's memory id.
+    pub plan: String,
+    /// The statement.
+    pub report: MemoryCard,
+}
 
 impl GraphReader {
     /// A reader over a connected client.
@@ -376,28 +400,51 @@ impl GraphReader {
         self.rows(q, "reading dated plans").await
     }
 
-    /// Statements written from `since` to `at` that may report work done: any memory object
-    /// but a plan or a question whose lower-cased text matches `pattern`, oldest first (at most
-    /// [`MAX_ROWS`]).
+    /// Statements that may report the work of each of `plans` done: for every plan, the
+    /// memory objects but plans and questions written after it and by `at` whose lower-cased
+    /// text matches `pattern` and contains one of its content words, oldest first (at most
+    /// [`REPORTS_PER_PLAN`] a plan). One pass over the tenant's statements, so the newest
+    /// reports of a tenant with many are not cut off by a global limit.
     pub async fn completion_reports(
         &self,
         tenant: &str,
-        since: i64,
+        plans: &[PlanWords],
         at: i64,
         pattern: &str,
-    ) -> Result<Vec<MemoryCard>, QueryError> {
+    ) -> Result<Vec<PlanReport>, QueryError> {
+        let Some(since) = plans.iter().map(|p| p.since).min() else {
+            return Ok(Vec::new());
+        };
         let text = format!(
             "MATCH (m:Memory) WHERE m.tenant = $tenant AND NOT m:Plan AND NOT m:Question \
              AND m.t_valid > $since AND m.t_valid <= $at AND toLower(m.text) =~ $pattern \
-             WITH m ORDER BY m.t_valid, m.id LIMIT $limit RETURN {card}",
-            card = CARD.as_str()
+             WITH m, toLower(m.text) AS said \
+             UNWIND $plans AS p \
+             WITH p, m, said WHERE m.t_valid > p.since AND any(w IN p.words WHERE said CONTAINS w) \
+             WITH p, m ORDER BY m.t_valid, m.id \
+             WITH p, collect(m)[..$per_plan] AS found \
+             UNWIND found AS m \
+             CALL (m) {{ RETURN {{{card}}} AS report }} \
+             RETURN p.id AS plan, report",
+            card = as_map(&CARD)
         );
+        let listed: Vec<BoltType> = plans
+            .iter()
+            .map(|p| {
+                let mut map: HashMap<String, BoltType> = HashMap::new();
+                map.insert("id".into(), p.id.clone().into());
+                map.insert("since".into(), p.since.into());
+                map.insert("words".into(), p.words.clone().into());
+                map.into()
+            })
+            .collect();
         let q = query(&text)
             .param("tenant", tenant)
             .param("since", since)
             .param("at", at)
             .param("pattern", pattern)
-            .param("limit", MAX_ROWS as i64);
+            .param("plans", listed)
+            .param("per_plan", REPORTS_PER_PLAN as i64);
         self.rows(q, "reading reports of work done").await
     }
 
