@@ -3,9 +3,11 @@
 //! organisation plus a superseded plan goes events → Kafka → run → Neo4j + LanceDB, `epigraph
 //! serve` serves the workspace, and the browser checks that every page renders real data, that
 //! the as-of control shows the superseded plan as current before its successor was written,
-//! that a contradicting source ingested while the Contradictions page is open appears there,
-//! marked, without a reload, and — where the server takes reviews — that rejecting it removes it
-//! from the page, from `/v1/contradictions` and from Neo4j, and withdrawing brings it back.
+//! that a plan past its date that a later message reports done is folded apart with that
+//! message, that a contradicting source ingested while the Contradictions page is open appears
+//! there, marked, without a reload, and — where the server takes reviews — that rejecting it
+//! removes it from the page, from `/v1/contradictions` and from Neo4j, and withdrawing brings it
+//! back.
 //! Screenshots of every page are written to `<target dir>/browser-artifacts/`.
 //!
 //! Skips, loudly, only when no chromium (or node) can be found; `deploy/local/test.sh` installs
@@ -134,6 +136,19 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
         event("chat", "atlas/1", 0, PLANNED),
         event("chat", "atlas/2", 8, SLIPPED),
         event("chat", "ask/1", 3, QUESTION),
+        // A plan past its date that a later message reports done.
+        event(
+            "chat",
+            "harbor/1",
+            1,
+            "We plan to ship the Harbor billing export by June 10, 2026.",
+        ),
+        event(
+            "chat",
+            "harbor/2",
+            20,
+            "The Harbor billing export shipped to every customer.",
+        ),
         // A question and its answer, for the Answered list and its Reopen button.
         event("chat", "bw/q", 1, "Who owns the BlueWave renewal?"),
         event("chat", "bw/x", 2, "The BlueWave renewal call went long."),
