@@ -1043,6 +1043,97 @@ async fn a_query_service_started_while_kafka_is_down_serves_reads_and_refuses_wr
     );
 }
 
+/// `epigraph serve` started while Neo4j is down: it listens, answers reads that need the graph
+/// `503` with the reason and `Retry-After` within a bounded time (not a hang), says so on
+/// `/readyz`, still takes webhook writes (they go to Kafka), and serves the graph again by
+/// itself once Neo4j is back, without a restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_query_service_started_while_neo4j_is_down_answers_503_and_recovers_by_itself() {
+    let _guard = serial().await;
+    let env = TestEnv::new("serve-no-neo4j");
+    let tenant = env.tenant.clone();
+    let config = env.dir.path().join("serve.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[serve.tokens]]\ntoken = \"person-{tenant}\"\ntenant = \"{tenant}\"\n\
+             [[serve.ingest_tokens]]\ntoken = \"hook-{tenant}\"\ntenant = \"{tenant}\"\n\
+             [serve]\nreport_usage = false\n"
+        ),
+    )
+    .unwrap();
+    let (person, hook) = (format!("person-{tenant}"), format!("hook-{tenant}"));
+    let gone = Instant::now();
+    let mut away = Away::start(Store::Neo4j, &env.lance_dir, None);
+    let started = Instant::now();
+    let server = env.serve_with_env(
+        &["--config", config.to_str().unwrap()],
+        &[("EPIGRAPH_LANCEDB__EMBED", "false")],
+    );
+    let listening_after = started.elapsed().as_secs_f64();
+    let base = server.base.clone();
+    let addr = base.trim_start_matches("http://").to_string();
+    let priorities = format!("{base}/v1/priorities?top=5");
+
+    // A read of the graph answers 503 with the reason, in bounded time.
+    let asked = Instant::now();
+    let (status, body) = epigraph_tests::http_get_with(&priorities, Some(&person));
+    let refused_in = asked.elapsed().as_secs_f64();
+    assert_eq!(status, 503, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.to_lowercase().contains("neo4j"), "{body}");
+    assert!(refused_in < 30.0, "refused after {refused_in:.1} s");
+    let (status, ready) = http_text(&addr, "/readyz").expect("serve answers");
+    assert_eq!(status, 503, "{ready}");
+    let ready: Value = serde_json::from_str(&ready).unwrap();
+    assert_eq!(ready["ready"], false, "{ready}");
+    assert!(
+        ready["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.to_lowercase().contains("neo4j")),
+        "{ready}"
+    );
+    // Writes that go to Kafka are taken meanwhile.
+    let document = serde_json::json!({"kind": "document", "source_id": "wiki/launch",
+        "title": "Launch", "body": "The launch checklist has 12 items."})
+    .to_string();
+    let (status, body) =
+        epigraph_tests::http_post(&format!("{base}/v1/ingest"), Some(&hook), &document);
+    assert_eq!(status, 202, "{body}");
+
+    // Neo4j returns: the same read is served, without a restart.
+    let away_seconds = gone.elapsed().as_secs_f64();
+    away.end();
+    let returned = Instant::now();
+    let deadline = returned + Duration::from_secs(120);
+    loop {
+        let (status, body) = epigraph_tests::http_get_with(&priorities, Some(&person));
+        if status == 200 {
+            assert!(body["priorities"].is_array(), "{body}");
+            break;
+        }
+        assert_eq!(status, 503, "{body}");
+        assert!(
+            Instant::now() < deadline,
+            "reads never served again: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let reads_after = returned.elapsed().as_secs_f64();
+    let (status, ready) = http_text(&addr, "/readyz").expect("serve answers");
+    assert_eq!(status, 200, "{ready}");
+    println!(
+        "{}",
+        serde_json::json!({
+            "trial": "serve started without Neo4j",
+            "listening_after_seconds": listening_after,
+            "read_refused_in_seconds": refused_in,
+            "away_seconds": away_seconds,
+            "reads_served_after_return_seconds": reads_after,
+        })
+    );
+}
+
 /// POST `body` to `path` with `token`: the status and the `Retry-After` header.
 fn post_status(base: &str, path: &str, token: &str, body: &str) -> (u16, Option<String>) {
     let (url, token, body) = (format!("{base}{path}"), token.to_string(), body.to_string());
