@@ -46,6 +46,13 @@ pub struct RunMetrics {
     pub lag: Family<Labels, Gauge>,
     /// Live graph elements, by kind (`Memory:Decision`, `Entity:Person`, `rel:SUPERSEDES`, …).
     pub elements: Family<Labels, Gauge>,
+    /// Rows written to Neo4j since the run started, by kind of write (`Memory:Decision`,
+    /// `rel:MENTIONS`, `delete:node`, `set:priority`, …; [`Neo4jSink::census`]).
+    ///
+    /// [`Neo4jSink::census`]: epigraph_sinks::neo4j::Neo4jSink::census
+    pub graph_write_rows: Family<Labels, Gauge>,
+    /// Seconds Neo4j took to run those writes, by kind (`commit`: the transactions' commits).
+    pub graph_write_seconds: Family<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>,
     /// LanceDB rows waiting for a vector (the vector lag in rows).
     pub vector_pending: Gauge,
     /// Seconds the oldest row waiting for a vector has waited since it was written (0 when
@@ -88,6 +95,8 @@ impl Default for RunMetrics {
             sink_batch: Family::new_with_constructor(sizes as fn() -> Histogram),
             lag: Family::default(),
             elements: Family::default(),
+            graph_write_rows: Family::default(),
+            graph_write_seconds: Family::default(),
             vector_pending: Gauge::default(),
             vector_lag_seconds: Gauge::default(),
             vectors_embedded: Counter::default(),
@@ -149,6 +158,16 @@ impl Default for RunMetrics {
             "graph_elements",
             "Live graph elements by kind",
             metrics.elements.clone(),
+        );
+        registry.register(
+            "graph_write_rows",
+            "Rows written to Neo4j since the run started, by kind of write",
+            metrics.graph_write_rows.clone(),
+        );
+        registry.register(
+            "graph_write_seconds",
+            "Seconds Neo4j took to run the writes, by kind of write (commit: the commits)",
+            metrics.graph_write_seconds.clone(),
         );
         registry.register(
             "vector_pending_rows",
@@ -242,6 +261,32 @@ impl RunMetrics {
         self.sink_batch
             .get_or_create(&labels)
             .observe(writes as f64);
+    }
+
+    /// Sets the graph-write gauges from a Neo4j sink's census (cumulative since it connected).
+    ///
+    /// ```
+    /// use epigraph_sinks::neo4j::WriteTally;
+    /// let metrics = epigraph::runtime::metrics::RunMetrics::default();
+    /// let tally = WriteTally { statements: 2, rows: 1500, seconds: 0.25 };
+    /// metrics.graph_writes(&[("rel:MENTIONS".to_string(), tally)].into());
+    /// let text = metrics.render();
+    /// assert!(text.contains("epigraph_graph_write_rows{kind=\"rel:MENTIONS\"} 1500"), "{text}");
+    /// assert!(text.contains("epigraph_graph_write_seconds{kind=\"rel:MENTIONS\"} 0.25"), "{text}");
+    /// ```
+    pub fn graph_writes(
+        &self,
+        census: &std::collections::BTreeMap<String, epigraph_sinks::neo4j::WriteTally>,
+    ) {
+        for (kind, tally) in census {
+            let labels = vec![("kind".to_string(), kind.clone())];
+            self.graph_write_rows
+                .get_or_create(&labels)
+                .set(tally.rows as i64);
+            self.graph_write_seconds
+                .get_or_create(&labels)
+                .set(tally.seconds);
+        }
     }
 
     /// Applies an epoch's consolidated output to the element counts.

@@ -555,6 +555,7 @@ impl Runner {
         metrics.reached(Dependency::Neo4j);
         metrics.reached(Dependency::Lancedb);
         self.metrics.sink("neo4j", graph, count_writes(writes));
+        self.metrics.graph_writes(&self.neo4j.census());
         self.metrics.sink(
             "lancedb",
             rows,

@@ -11,7 +11,10 @@ mod sink;
 mod write;
 
 pub use config::Neo4jConfig;
-pub use sink::{DEFAULT_VIEW, GraphState, Neo4jSink, PROPERTIES_HASH, connect_graph};
+pub use sink::{
+    COMMIT, DEFAULT_VIEW, GraphState, Neo4jSink, PROPERTIES_HASH, WriteTally, connect_graph,
+    write_kind,
+};
 pub use write::{
     GraphBatch, NodeWrite, PropValue, PropertyWrite, RelationKey, RelationWrite, safe_identifier,
 };

@@ -1,4 +1,6 @@
 use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use neo4rs::{BoltType, ConfigBuilder, Graph, Query, query};
 use tracing::debug;
@@ -33,6 +35,61 @@ pub const PROPERTIES_HASH: &str = "priority_hash";
 /// views existed (no `view` property) belong to it.
 pub const DEFAULT_VIEW: &str = "epigraph";
 
+/// Statements, rows and seconds the sink spent on one kind of graph write, since it was
+/// connected (see [`Neo4jSink::census`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WriteTally {
+    /// `UNWIND` statements run (one per `batch_rows` rows of the kind in an epoch).
+    pub statements: u64,
+    /// Rows written.
+    pub rows: u64,
+    /// Seconds the server took to run them (a transaction's commit is its own kind,
+    /// [`COMMIT`]).
+    pub seconds: f64,
+}
+
+/// The census kind of transaction commits.
+pub const COMMIT: &str = "commit";
+
+/// The kind a write is counted under in the [census](Neo4jSink::census): a node by its labels
+/// (`Memory:Decision`), a relationship by its type (`rel:MENTIONS`), deletes (`delete:node`,
+/// `delete:rel`) and property writes (`set:priority`).
+///
+/// ```
+/// use epigraph_sinks::neo4j::write_kind;
+/// assert_eq!(write_kind::node(&["Memory".into(), "Decision".into()]), "Memory:Decision");
+/// assert_eq!(write_kind::relation("MENTIONS"), "rel:MENTIONS");
+/// ```
+pub mod write_kind {
+    /// Node upserts with these labels.
+    pub fn node(labels: &[String]) -> String {
+        if labels.is_empty() {
+            "Node".to_string()
+        } else {
+            labels.join(":")
+        }
+    }
+
+    /// Relationship upserts of this type.
+    pub fn relation(rel_type: &str) -> String {
+        format!("rel:{rel_type}")
+    }
+
+    /// Node deletes.
+    pub const DELETE_NODE: &str = "delete:node";
+    /// Relationship deletes.
+    pub const DELETE_RELATION: &str = "delete:rel";
+    /// Property writes on existing nodes (the priorities).
+    pub const SET_PROPERTIES: &str = "set:priority";
+}
+
+/// A write statement of an epoch and what the census counts it as.
+struct Statement {
+    kind: String,
+    rows: usize,
+    query: Query,
+}
+
 /// Writes epochs of graph changes to Neo4j.
 ///
 /// Every node and relationship carries the `view` it belongs to — the topic prefix of the
@@ -45,6 +102,7 @@ pub struct Neo4jSink {
     batch_rows: usize,
     transaction_rows: usize,
     view: String,
+    census: Arc<Mutex<BTreeMap<String, WriteTally>>>,
 }
 
 impl std::fmt::Debug for Neo4jSink {
@@ -76,7 +134,23 @@ impl Neo4jSink {
             batch_rows: config.batch_rows.max(1),
             transaction_rows: config.transaction_rows.max(1),
             view: DEFAULT_VIEW.to_string(),
+            census: Arc::default(),
         })
+    }
+
+    /// What this sink (and its clones) has written so far, by kind of write
+    /// ([`write_kind`]): which element kinds a run's graph writes are spent on.
+    pub fn census(&self) -> BTreeMap<String, WriteTally> {
+        self.census.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
+    fn count(&self, kind: &str, rows: usize, took: std::time::Duration) {
+        if let Ok(mut census) = self.census.lock() {
+            let tally = census.entry(kind.to_string()).or_default();
+            tally.statements += 1;
+            tally.rows += rows as u64;
+            tally.seconds += took.as_secs_f64();
+        }
     }
 
     /// Whether the server answers a trivial query within `timeout` (a health probe: an
@@ -111,10 +185,18 @@ impl Neo4jSink {
         let mut queries = Vec::new();
         for chunk in batch.delete_relations.chunks(self.batch_rows) {
             let rows: Vec<BoltType> = chunk.iter().map(key_row).collect();
-            queries.push(query(DELETE_RELATIONS).param("rows", rows));
+            queries.push(Statement {
+                kind: write_kind::DELETE_RELATION.into(),
+                rows: chunk.len(),
+                query: query(DELETE_RELATIONS).param("rows", rows),
+            });
         }
         for chunk in batch.delete_nodes.chunks(self.batch_rows) {
-            queries.push(query(DELETE_NODES).param("ids", chunk.to_vec()));
+            queries.push(Statement {
+                kind: write_kind::DELETE_NODE.into(),
+                rows: chunk.len(),
+                query: query(DELETE_NODES).param("ids", chunk.to_vec()),
+            });
         }
         queries.extend(self.node_upserts(&batch.upsert_nodes)?);
         queries.extend(self.relation_upserts(&batch.upsert_relations)?);
@@ -134,7 +216,11 @@ impl Neo4jSink {
                     row.into()
                 })
                 .collect();
-            queries.push(query(SET_PROPERTIES).param("rows", rows));
+            queries.push(Statement {
+                kind: write_kind::SET_PROPERTIES.into(),
+                rows: chunk.len(),
+                query: query(SET_PROPERTIES).param("rows", rows),
+            });
         }
         // One transaction per `transaction_rows` rows, in order: deletes before upserts, nodes
         // before the relationships between them. A failure part-way leaves earlier
@@ -147,15 +233,19 @@ impl Neo4jSink {
                 .start_txn()
                 .await
                 .map_err(SinkError::neo4j("starting a transaction"))?;
-            for q in group.iter_mut() {
-                let q = std::mem::replace(q, query("RETURN 1"));
+            for statement in group.iter_mut() {
+                let q = std::mem::replace(&mut statement.query, query("RETURN 1"));
+                let started = Instant::now();
                 txn.run(q)
                     .await
                     .map_err(SinkError::neo4j("writing an epoch"))?;
+                self.count(&statement.kind, statement.rows, started.elapsed());
             }
+            let started = Instant::now();
             txn.commit()
                 .await
                 .map_err(SinkError::neo4j("committing an epoch"))?;
+            self.count(COMMIT, 0, started.elapsed());
         }
         debug!(
             nodes = batch.upsert_nodes.len(),
@@ -167,7 +257,7 @@ impl Neo4jSink {
         Ok(())
     }
 
-    fn node_upserts(&self, nodes: &[NodeWrite]) -> Result<Vec<Query>, SinkError> {
+    fn node_upserts(&self, nodes: &[NodeWrite]) -> Result<Vec<Statement>, SinkError> {
         let mut by_labels: BTreeMap<Vec<String>, Vec<&NodeWrite>> = BTreeMap::new();
         for node in nodes {
             if let Some(bad) = node.labels.iter().find(|l| !safe_identifier(l)) {
@@ -206,13 +296,17 @@ impl Neo4jSink {
                         row.into()
                     })
                     .collect();
-                queries.push(query(&text).param("rows", rows));
+                queries.push(Statement {
+                    kind: write_kind::node(&labels),
+                    rows: chunk.len(),
+                    query: query(&text).param("rows", rows),
+                });
             }
         }
         Ok(queries)
     }
 
-    fn relation_upserts(&self, relations: &[RelationWrite]) -> Result<Vec<Query>, SinkError> {
+    fn relation_upserts(&self, relations: &[RelationWrite]) -> Result<Vec<Statement>, SinkError> {
         let mut by_type: BTreeMap<&str, Vec<&RelationWrite>> = BTreeMap::new();
         for relation in relations {
             if !safe_identifier(&relation.rel_type) {
@@ -247,7 +341,11 @@ impl Neo4jSink {
                         row.into()
                     })
                     .collect();
-                queries.push(query(&text).param("rows", rows));
+                queries.push(Statement {
+                    kind: write_kind::relation(rel_type),
+                    rows: chunk.len(),
+                    query: query(&text).param("rows", rows),
+                });
             }
         }
         Ok(queries)

@@ -185,6 +185,44 @@ fn parse_metrics(text: &str) -> HashMap<String, f64> {
     values
 }
 
+/// The Neo4j sink's census from a scrape (`epigraph_graph_write_rows` and `_seconds` by kind),
+/// the costliest kind first, each with its share of the writes' time and its rows per second.
+fn graph_writes_by_kind(metrics: &HashMap<String, f64>) -> Value {
+    let kind_of = |name: &str, metric: &str| {
+        name.strip_prefix(metric)?
+            .strip_prefix("{kind=\"")?
+            .strip_suffix("\"}")
+            .map(str::to_string)
+    };
+    let mut kinds: Vec<(String, f64, f64)> = metrics
+        .iter()
+        .filter_map(|(name, &seconds)| {
+            let kind = kind_of(name, "epigraph_graph_write_seconds")?;
+            let rows = metrics
+                .get(&format!("epigraph_graph_write_rows{{kind=\"{kind}\"}}"))
+                .copied()
+                .unwrap_or(0.0);
+            Some((kind, rows, seconds))
+        })
+        .collect();
+    kinds.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let total: f64 = kinds.iter().map(|k| k.2).sum();
+    Value::Array(
+        kinds
+            .into_iter()
+            .map(|(kind, rows, seconds)| {
+                json!({
+                    "kind": kind,
+                    "rows": rows,
+                    "seconds": round(seconds, 3),
+                    "share_of_write_seconds": round(seconds / total.max(1e-9), 3),
+                    "rows_per_s": (rows > 0.0).then(|| round(rows / seconds.max(1e-9), 0)),
+                })
+            })
+            .collect(),
+    )
+}
+
 async fn scrape(client: &reqwest::Client, listen: &str) -> Option<HashMap<String, f64>> {
     let text = client
         .get(format!("http://{listen}/metrics"))
@@ -409,6 +447,7 @@ async fn end_to_end(
             "graph_elements": g("epigraph_graph_elements"),
         },
         "neo4j_sink_seconds_sum": g("epigraph_sink_seconds_sum{sink=\"neo4j\"}"),
+        "graph_writes_by_kind": graph_writes_by_kind(&last),
         "lancedb_sink_seconds_sum": g("epigraph_sink_seconds_sum{sink=\"lancedb\"}"),
         "report": report,
     }))
