@@ -415,17 +415,20 @@ impl GraphReader {
         let Some(since) = plans.iter().map(|p| p.since).min() else {
             return Ok(Vec::new());
         };
+        // `p` is a parameter map, not a node: its keys are read by subscript, so that the
+        // schema test below does not take them for graph properties.
         let text = format!(
             "MATCH (m:Memory) WHERE m.tenant = $tenant AND NOT m:Plan AND NOT m:Question \
              AND m.t_valid > $since AND m.t_valid <= $at AND toLower(m.text) =~ $pattern \
              WITH m, toLower(m.text) AS said \
              UNWIND $plans AS p \
-             WITH p, m, said WHERE m.t_valid > p.since AND any(w IN p.words WHERE said CONTAINS w) \
+             WITH p, m, said WHERE m.t_valid > p['since'] \
+             AND any(w IN p['words'] WHERE said CONTAINS w) \
              WITH p, m ORDER BY m.t_valid, m.id \
              WITH p, collect(m)[..$per_plan] AS found \
              UNWIND found AS m \
              CALL (m) {{ RETURN {{{card}}} AS report }} \
-             RETURN p.id AS plan, report",
+             RETURN p['id'] AS plan, report",
             card = as_map(&CARD)
         );
         let listed: Vec<BoltType> = plans
