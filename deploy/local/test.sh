@@ -44,7 +44,13 @@ trap cleanup EXIT
 services_pid=$!
 cd "$repo"
 cargo build --workspace --all-targets --locked
-wait "$services_pid" || { echo "[test] services failed to start; see: deploy/local/services.sh logs" >&2; exit 1; }
+# A cold build takes both cores for most of an hour; a service's start can time out beside it
+# (Kafka did, in a CI run). Try once more with the cores free before giving up.
+if ! wait "$services_pid"; then
+  echo "[test] a service did not come up beside the build; starting them again now that it is done" >&2
+  "$here/services.sh" down || true
+  "$here/services.sh" up || { echo "[test] services failed to start; see: deploy/local/services.sh logs" >&2; exit 1; }
+fi
 wait "$python_pid" || { echo "[test] the Python venv could not be installed:" >&2; tail -n 30 "$python_log" >&2; exit 1; }
 rm -f "$python_log"
 
