@@ -178,7 +178,16 @@ impl EventConsumer {
 
     /// The high watermark (the offset the next message will get) of every assigned partition,
     /// or 0 for a partition that holds no records.
+    ///
+    /// librdkafka answers this synchronously, each partition waiting up to the metadata timeout
+    /// while the broker is away; on a multi-threaded runtime the call moves its worker's other
+    /// tasks elsewhere first ([`tokio::task::block_in_place`]), so that `/readyz`, the metrics
+    /// and the embedder keep answering meanwhile.
     pub fn high_watermarks(&self) -> Result<BTreeMap<(String, i32), i64>, SourceError> {
+        blocking(|| self.fetch_high_watermarks())
+    }
+
+    fn fetch_high_watermarks(&self) -> Result<BTreeMap<(String, i32), i64>, SourceError> {
         let mut marks = BTreeMap::new();
         for (topic, partition) in &self.partitions {
             let (low, high) = self
@@ -199,9 +208,7 @@ impl EventConsumer {
     /// The offsets committed to the consumer group (the next offset to read), per partition;
     /// partitions without a commit are absent.
     pub fn committed(&self) -> Result<BTreeMap<(String, i32), i64>, SourceError> {
-        let committed = self
-            .consumer
-            .committed(METADATA_TIMEOUT)
+        let committed = blocking(|| self.consumer.committed(METADATA_TIMEOUT))
             .map_err(SourceError::kafka("reading committed offsets"))?;
         let mut offsets = BTreeMap::new();
         for element in committed.elements() {
@@ -212,8 +219,9 @@ impl EventConsumer {
         Ok(offsets)
     }
 
-    /// Commit "next offset to read" per partition, synchronously: called only after both sinks
-    /// acknowledged the epoch that consumed those offsets.
+    /// Commit "next offset to read" per partition, synchronously (off the runtime's other tasks,
+    /// as [`Self::high_watermarks`]): called only after both sinks acknowledged the epoch that
+    /// consumed those offsets.
     pub fn commit(&self, next_offsets: &BTreeMap<(String, i32), i64>) -> Result<(), SourceError> {
         if next_offsets.is_empty() {
             return Ok(());
@@ -223,8 +231,19 @@ impl EventConsumer {
             tpl.add_partition_offset(topic, *partition, Offset::Offset(*offset))
                 .map_err(SourceError::kafka("building the commit"))?;
         }
-        self.consumer
-            .commit(&tpl, CommitMode::Sync)
+        blocking(|| self.consumer.commit(&tpl, CommitMode::Sync))
             .map_err(SourceError::kafka("committing offsets"))
+    }
+}
+
+/// Run a blocking librdkafka call from async code: through [`tokio::task::block_in_place`] on a
+/// worker of a multi-threaded runtime, directly anywhere else (a current-thread runtime, which
+/// cannot hand its tasks over, or no runtime at all).
+fn blocking<T>(call: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(call)
+        }
+        _ => call(),
     }
 }
