@@ -1083,6 +1083,34 @@ async fn a_query_service_started_while_neo4j_is_down_answers_503_and_recovers_by
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert!(message.to_lowercase().contains("neo4j"), "{body}");
     assert!(refused_in < 30.0, "refused after {refused_in:.1} s");
+    // It says when to ask again.
+    let retry_after = {
+        let (url, token) = (priorities.clone(), person.clone());
+        std::thread::spawn(move || {
+            let answer = reqwest::blocking::Client::new()
+                .get(url)
+                .bearer_auth(token)
+                .send()
+                .expect("GET");
+            let seconds = answer
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string);
+            (answer.status().as_u16(), seconds)
+        })
+        .join()
+        .expect("http thread")
+    };
+    assert_eq!(retry_after.0, 503);
+    assert!(
+        retry_after
+            .1
+            .as_deref()
+            .and_then(|s| s.parse::<u64>().ok())
+            .is_some_and(|s| s > 0),
+        "Retry-After in seconds: {retry_after:?}"
+    );
     let (status, ready) = http_text(&addr, "/readyz").expect("serve answers");
     assert_eq!(status, 503, "{ready}");
     let ready: Value = serde_json::from_str(&ready).unwrap();
