@@ -141,7 +141,7 @@ const NOT_DONE_WORDS: [&str; 23] = [
 /// audit log", "draft the proposal") is closed only by a word of completion for any work
 /// ([`GENERIC_DONE_WORDS`]) or its own verb in the past ("drafted"): "since we launched the
 /// audit log" does not say that someone took it over.
-const DELIVERY_VERBS: [&str; 26] = [
+const DELIVERY_VERBS: [&str; 25] = [
     "ship",
     "ships",
     "shipping",
@@ -167,7 +167,6 @@ const DELIVERY_VERBS: [&str; 26] = [
     "roll",
     "live",
     "migrate",
-    "done",
 ];
 
 /// Words of completion that fit any work.
@@ -187,57 +186,12 @@ fn past_of(verb: &str, said: &str) -> bool {
             || doubled.as_deref() == Some(rest))
 }
 
-/// Words of a plan that say when or that work is to be done, not what: they do not identify
-/// the work a report is about.
-const SCHEDULE_WORDS: [&str; 48] = [
-    "ship",
-    "ships",
-    "shipping",
-    "launch",
-    "launches",
-    "launching",
-    "release",
-    "releases",
-    "releasing",
-    "deliver",
-    "delivers",
-    "delivering",
-    "finish",
-    "finishes",
-    "complete",
-    "completes",
-    "merge",
-    "deploy",
-    "land",
-    "publish",
-    "sign",
-    "close",
-    "roll",
-    "out",
-    "live",
-    "due",
-    "deadline",
-    "target",
-    "goal",
-    "aim",
-    "week",
-    "weeks",
-    "month",
-    "quarter",
-    "day",
-    "days",
-    "today",
-    "tomorrow",
-    "end",
-    "start",
-    "begin",
-    "next",
-    "plan",
-    "planned",
-    "team",
-    "we",
-    "our",
-    "latest",
+/// Words of a plan that say when work is to be done, not what: with the [`DELIVERY_VERBS`]
+/// (that it is to be done), they do not identify the work a report is about.
+const SCHEDULE_WORDS: [&str; 24] = [
+    "out", "due", "deadline", "target", "goal", "aim", "week", "weeks", "month", "quarter", "day",
+    "days", "today", "tomorrow", "end", "start", "begin", "next", "plan", "planned", "team", "we",
+    "our", "latest",
 ];
 
 /// The words of `text`, lower-cased, split at anything that is not a letter, a digit or an
@@ -259,6 +213,7 @@ fn content_words(text: &str) -> std::collections::BTreeSet<String> {
         .filter(|w| {
             !stop.contains(&w.as_str())
                 && !SCHEDULE_WORDS.contains(&w.as_str())
+                && !DELIVERY_VERBS.contains(&w.as_str())
                 && !DONE_WORDS.contains(&w.as_str())
                 && !MONTH_NAMES.contains(&w.as_str())
                 && !WEEKDAY_NAMES.contains(&w.as_str())
@@ -275,8 +230,10 @@ fn content_words(text: &str) -> std::collections::BTreeSet<String> {
 /// fits the plan's work (any one for a delivery — ship, launch, release, …; otherwise "done",
 /// "finished", "completed" or the plan's own verb in the past), no negation, future or
 /// condition ("not yet", "will", "once", "until"), is not a question, and names the plan's
-/// work — at least two of the plan's content words, or its only one. Conservative by design: a
-/// plan wrongly closed would hide a real delay.
+/// work — at least two of the plan's content words, or its only one. The plan's own words of
+/// completion ("drafted" for "draft", "is removed" for "will be removed", not after "be") are
+/// words of completion too, but a report in them alone must share three content words.
+/// Conservative by design: a plan wrongly closed would hide a real delay.
 ///
 /// ```
 /// use epigraph_query::plans::reports_done;
@@ -303,30 +260,58 @@ fn content_words(text: &str) -> std::collections::BTreeSet<String> {
 /// assert!(!reports_done(handover, "The error rate looks flat since we launched the usage dashboard."));
 /// assert!(reports_done(handover, "Priya's handover of the usage dashboard is done."));
 /// assert!(reports_done("Omar to draft the SunGate proposal by March 1.", "Omar drafted the SunGate proposal; it was published today."));
+/// assert!(reports_done("Omar to draft the SunGate proposal by March 1.", "Omar drafted the SunGate proposal."));
+/// // The plan's own participle: "will be removed" is reported by "is removed" (Django's notes).
+/// let removal = "Automatic loading of initial_data fixtures will be removed in Django 1.9.";
+/// assert!(reports_done(removal, "Support for automatic loading of initial_data fixtures is removed."));
+/// assert!(!reports_done(removal, "Automatic loading of initial_data fixtures will be removed soon."));
+/// assert!(!reports_done(removal, "The ssi template tag is removed."));
+/// assert!(!reports_done(removal, "Fixtures of Django 1.9 are removed."));
+/// assert!(!reports_done(removal, "initial_data fixtures are deprecated, to be removed."));
 /// ```
 pub fn reports_done(plan: &str, report: &str) -> bool {
     if report.trim_end().ends_with('?') {
         return false;
     }
     let said: Vec<String> = words(report).collect();
-    let done = said.iter().any(|w| DONE_WORDS.contains(&w.as_str()));
+    let promised: Vec<String> = words(plan).collect();
+    // The plan's own participle ("will be removed", "will be required"), which a report says
+    // again once it happened ("is removed", "is now required").
+    let participles: Vec<&str> = promised
+        .windows(2)
+        .filter(|w| w[0] == "be" && w[1].len() > 4 && w[1].ends_with("ed"))
+        .map(|w| w[1].as_str())
+        .collect();
+    let own = |w: &str| participles.contains(&w) || promised.iter().any(|v| past_of(v, w));
+    let by_done_word = said.iter().any(|w| DONE_WORDS.contains(&w.as_str()));
+    // Not "to be replaced", "will be removed": the participle after "be" is still to come.
+    let by_own_word = said
+        .iter()
+        .enumerate()
+        .any(|(i, w)| own(w) && (i == 0 || said[i - 1] != "be"));
+    let done = by_done_word || by_own_word;
     let hedged = said
         .iter()
         .any(|w| NOT_DONE_WORDS.contains(&w.as_str()) || w.ends_with("n't"));
     if !done || hedged {
         return false;
     }
-    let promised: Vec<String> = words(plan).collect();
     let fits = promised
         .iter()
         .any(|w| DELIVERY_VERBS.contains(&w.as_str()))
-        || said.iter().any(|w| {
-            GENERIC_DONE_WORDS.contains(&w.as_str()) || promised.iter().any(|v| past_of(v, w))
-        });
-    let wanted = content_words(plan);
+        || said
+            .iter()
+            .any(|w| GENERIC_DONE_WORDS.contains(&w.as_str()) || own(w));
+    // What the work is about, not what is to happen to it.
+    let mut wanted = content_words(plan);
+    wanted.retain(|w| !participles.contains(&w.as_str()));
     let named = content_words(report);
     let shared = wanted.intersection(&named).count();
-    fits && !wanted.is_empty() && shared >= wanted.len().min(2)
+    // A report in the plan's own words only ("is removed") names the work more fully: on
+    // Django's release notes two shared words ("django", "code") closed plans by reports of
+    // other removals.
+    let needed = if by_done_word { 2 } else { 3 };
+    fits && !wanted.is_empty() && shared >= wanted.len().min(needed)
 }
 
 /// The first of `reports` (in order) that closes `plan` by `at`: written after the plan and by
@@ -510,10 +495,14 @@ impl QueryService {
             })
             .filter(|p| !p.words.is_empty())
             .collect();
+        let own: std::collections::BTreeSet<String> = plans
+            .iter()
+            .flat_map(|p| own_completion_words(&p.plan.text))
+            .collect();
         let mut reports: HashMap<String, Vec<MemoryCard>> = HashMap::new();
         for found in self
             .graph
-            .completion_reports(tenant, &wanted, at, &completion_pattern())
+            .completion_reports(tenant, &wanted, at, &completion_pattern_with(&own))
             .await?
         {
             reports.entry(found.plan).or_default().push(found.report);
@@ -562,5 +551,57 @@ impl QueryService {
 /// assert!(!pattern.is_match("the connector ships friday; delivery is slow"));
 /// ```
 pub fn completion_pattern() -> String {
-    format!("(?s).*\\b({})\\b.*", DONE_WORDS.join("|"))
+    completion_pattern_with(&std::collections::BTreeSet::new())
+}
+
+/// [`completion_pattern`] with more words of completion: the plans' own
+/// ([`own_completion_words`]).
+pub fn completion_pattern_with(extra: &std::collections::BTreeSet<String>) -> String {
+    let words: Vec<&str> = DONE_WORDS
+        .iter()
+        .copied()
+        .chain(extra.iter().map(String::as_str))
+        .filter(|w| w.chars().all(char::is_alphanumeric))
+        .collect();
+    format!("(?s).*\\b({})\\b.*", words.join("|"))
+}
+
+/// The words besides the [`DONE_WORDS`] that [`reports_done`] reads as reporting `plan` done:
+/// its participle after "be" ("will be removed") and its verbs in the past ("draft" →
+/// "drafted"). The graph's first filter of possible reports takes them too.
+///
+/// ```
+/// use epigraph_query::plans::own_completion_words;
+/// let words = own_completion_words("Omar to draft the proposal; the old form will be removed.");
+/// assert!(words.contains("drafted") && words.contains("removed"));
+/// ```
+pub fn own_completion_words(plan: &str) -> std::collections::BTreeSet<String> {
+    let stop = stop_words::get("en");
+    let promised: Vec<String> = words(plan).collect();
+    let mut out = std::collections::BTreeSet::new();
+    for pair in promised.windows(2) {
+        if pair[0] == "be" && pair[1].len() > 4 && pair[1].ends_with("ed") {
+            out.insert(pair[1].clone());
+        }
+    }
+    for verb in &promised {
+        if verb.chars().count() < 3
+            || !verb.chars().all(|c| c.is_ascii_lowercase())
+            || stop.contains(&verb.as_str())
+        {
+            continue;
+        }
+        let mut pasts = vec![format!("{verb}ed")];
+        if verb.ends_with('e') {
+            pasts.push(format!("{verb}d"));
+        }
+        if let Some(stem) = verb.strip_suffix('y') {
+            pasts.push(format!("{stem}ied"));
+        }
+        if let Some(last) = verb.chars().next_back() {
+            pasts.push(format!("{verb}{last}ed"));
+        }
+        out.extend(pasts.into_iter().filter(|w| past_of(verb, w)));
+    }
+    out
 }
