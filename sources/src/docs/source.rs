@@ -379,7 +379,9 @@ const DATE_KEYS: [&str; 7] = [
 /// The date a document declares in a header line of its first 40 lines (`Date: 12 October
 /// 2026`, `Last updated: 2026-06-18`, `Created: 3-Jan-2001`, `creation-date: 2020-03-02`), as
 /// ms since the Unix epoch at midnight UTC; a `Date:` line wins over `Last updated:`, which
-/// wins over `Created:`.
+/// wins over `Created:`. Without such a line, an unindented line of its first 25 that is
+/// nothing but a full date, as release notes and memos put one under their title
+/// (`*December 7, 2021*`, `*May 17, 2010.*`).
 ///
 /// ```
 /// use epigraph_sources::docs::declared_date;
@@ -389,6 +391,11 @@ const DATE_KEYS: [&str; 7] = [
 /// assert_eq!(declared_date("Status: Accepted\nDate: 2026-06-18\n"), Some(day(2026, 6, 18)));
 /// assert_eq!(declared_date("Created: 13-Jun-2000\nLast updated: March 3, 2021"), Some(day(2021, 3, 3)));
 /// assert_eq!(declared_date("The date: to be decided."), None);
+/// // Django's release notes: a date line under the title.
+/// let notes = "========================\nDjango 4.0 release notes\n========================\n\n*December 7, 2021*\n\nWelcome to Django 4.0!";
+/// assert_eq!(declared_date(notes), Some(day(2021, 12, 7)));
+/// // A date inside a sentence, or further down, is not the document's.
+/// assert_eq!(declared_date("# Plan\nWe ship on December 7, 2021.\n"), None);
 /// ```
 pub fn declared_date(text: &str) -> Option<i64> {
     let mut found: Vec<(usize, i64)> = text
@@ -406,7 +413,12 @@ pub fn declared_date(text: &str) -> Option<i64> {
         })
         .collect();
     found.sort();
-    found.first().map(|(_, at)| *at)
+    found.first().map(|(_, at)| *at).or_else(|| {
+        text.lines()
+            .take(25)
+            .filter(|line| !line.starts_with(char::is_whitespace))
+            .find_map(|line| parse_date(line.trim().trim_matches(['*', '_', ' ', '.'])))
+    })
 }
 
 /// The day a document's title or file name gives, when it declares none in a header: a full
