@@ -14,8 +14,12 @@ SET_DIR defaults to this script's folder. It compares the first labeller's label
   * "any relation": whether the pair carries some relation at all;
   * "SUPPORTS or BASED_ON": the two read as one, as the evaluation scores them.
 
-It also checks the files: every KEP id names a folder of the fixtures, every pair lies inside
-one group, every evidence quote is a verbatim substring of its KEP's README.md or kep.yaml.
+With `plans.jsonl` on both sides (a set that labels plans and their reports, as `django`), it
+also prints the agreement on each plan's outcome and on the document that reports it.
+
+It also checks the files: every id names a KEP folder, a PEP or a text document of the
+fixtures, every pair lies inside its group, every evidence quote is a verbatim substring of its
+document (a KEP's README.md or kep.yaml).
 Exit status 1 on a failed check.
 """
 import json
@@ -27,12 +31,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 KEPS = os.path.join(REPO, "tests", "fixtures", "keps", "keps")
 PEPS = os.path.join(REPO, "tests", "fixtures", "peps")
+TEXTS = os.path.join(REPO, "tests", "fixtures", "django-releases")
 
 
 def path_of(doc):
-    """A KEP folder (`sig-node/753-sidecar-containers`) or a PEP file (`pep-0008`)."""
+    """A KEP folder (`sig-node/753-sidecar-containers`), a PEP file (`pep-0008`) or a text
+    document (`django-4.0`, Django's release notes)."""
     if doc.startswith("pep-"):
         return os.path.join(PEPS, doc + ".rst")
+    if os.path.exists(os.path.join(TEXTS, doc + ".txt")):
+        return os.path.join(TEXTS, doc + ".txt")
     return os.path.join(KEPS, doc)
 RELATIONS = ["SUPERSEDES", "CONTRADICTS", "SUPPORTS", "BASED_ON", "IMPLEMENTS", "REFINES",
              "ANSWERS", "RELATION_CHANGE"]
@@ -46,7 +54,7 @@ def lines(path):
 
 
 def text_of(kep):
-    if kep.startswith("pep-"):
+    if os.path.isfile(path_of(kep)):
         with open(path_of(kep), encoding="utf-8") as f:
             return f.read()
     out = ""
@@ -60,14 +68,16 @@ def text_of(kep):
 
 def check(groups, judged, labels, who):
     errors = []
-    group_of = {}
+    # A document may belong to several groups (Django's release notes do).
+    members = {}
     for g in groups:
         for k in g.get("keps") or g.get("docs") or []:
-            group_of[k] = g["group"]
+            members.setdefault(g["group"], set()).add(k)
             if not os.path.exists(path_of(k)):
                 errors.append("%s: no document %s" % (who, k))
+    in_group = lambda doc, group: doc in members.get(group, set())
     for p in judged:
-        if group_of.get(p["a"]) != p["group"] or group_of.get(p["b"]) != p["group"]:
+        if not (in_group(p["a"], p["group"]) and in_group(p["b"], p["group"])):
             errors.append("%s: judged pair outside its group: %s" % (who, p))
     cache = {}
     norm = lambda s: " ".join(s.split())
@@ -75,7 +85,7 @@ def check(groups, judged, labels, who):
         if l["relation"] not in RELATIONS:
             errors.append("%s: unknown relation %s" % (who, l["relation"]))
         for side in ("from", "to"):
-            if group_of.get(l[side]) != l["group"]:
+            if not in_group(l[side], l["group"]):
                 errors.append("%s: label outside its group: %s" % (who, l))
         for side, quote in (("from", l.get("evidence_from", "")), ("to", l.get("evidence_to", ""))):
             if not quote:
@@ -136,8 +146,46 @@ def main():
             "kappa": None if k is None else round(k, 3),
             "positive_agreement": round(2 * len(a & b) / (len(a) + len(b)), 3) if a or b else None,
         }
+    report["plans"] = plan_agreement(d, errors)
     report["errors"] = errors
     print(json.dumps(report, indent=2))
+
+
+def plan_agreement(d, errors):
+    """The plans both annotators judged (`plans.jsonl` and `second/plans.jsonl`, matched by
+    group, document and text): agreement on the outcome (done / not_reported / changed, Cohen's
+    kappa over the three) and, where both say done or changed, on the reporting document."""
+    first = lines(os.path.join(d, "plans.jsonl"))
+    second = lines(os.path.join(d, "second", "plans.jsonl"))
+    if not first or not second:
+        return None
+    key = lambda p: (p["group"], p["plan_doc"], " ".join(p["plan_text"].split()))
+    norm = lambda s: " ".join(s.split())
+    for who, plans in (("first", first), ("second", second)):
+        for p in plans:
+            for doc, quote in ((p["plan_doc"], p["plan_text"]), (p.get("report_doc"), p.get("report_text"))):
+                if doc and quote and norm(quote) not in norm(text_of(doc)):
+                    errors.append("%s: plan quote not verbatim in %s: %r" % (who, doc, quote[:80]))
+    a = {key(p): p for p in first}
+    b = {key(p): p for p in second}
+    both = sorted(set(a) & set(b))
+    if not both:
+        return {"plans_judged_by_both": 0}
+    outcomes = sorted({a[k]["outcome"] for k in both} | {b[k]["outcome"] for k in both})
+    agree = sum(a[k]["outcome"] == b[k]["outcome"] for k in both)
+    po = agree / len(both)
+    pe = sum((sum(a[k]["outcome"] == o for k in both) / len(both))
+             * (sum(b[k]["outcome"] == o for k in both) / len(both)) for o in outcomes)
+    reported = [k for k in both if a[k]["outcome"] == b[k]["outcome"] != "not_reported"]
+    return {
+        "plans_judged_by_both": len(both),
+        "outcome_agreement": round(po, 3),
+        "outcome_kappa": None if pe == 1 else round((po - pe) / (1 - pe), 3),
+        "first": {o: sum(a[k]["outcome"] == o for k in both) for o in outcomes},
+        "second": {o: sum(b[k]["outcome"] == o for k in both) for o in outcomes},
+        "same_report_document": "%d of %d" % (
+            sum(a[k].get("report_doc") == b[k].get("report_doc") for k in reported), len(reported)),
+    }
     return 1 if errors else 0
 
 

@@ -65,12 +65,17 @@ pub struct Group {
 
 #[derive(Deserialize)]
 struct JudgedPair {
+    /// The group it was judged in (a document may be in groups of both splits).
+    #[serde(default)]
+    group: String,
     a: String,
     b: String,
 }
 
 #[derive(Deserialize)]
 struct Label {
+    #[serde(default)]
+    group: String,
     from: String,
     to: String,
     relation: String,
@@ -136,6 +141,153 @@ pub struct KepReport {
     pub judged_pairs: usize,
     /// Per relation (see [`RELATIONS`]).
     pub relations: BTreeMap<String, PairScores>,
+    /// Plans and the reports that close them, when the set labels them (`plans.jsonl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plans: Option<PlanScores>,
+}
+
+/// One labelled plan (`plans.jsonl`): a statement of future work in one document of a group,
+/// and the later document of the group that reports it done, if any.
+#[derive(Clone, Debug, Deserialize)]
+struct LabelledPlan {
+    group: String,
+    plan_doc: String,
+    plan_text: String,
+    #[serde(default)]
+    report_doc: Option<String>,
+    /// `done`, `not_reported` or `changed`.
+    outcome: String,
+}
+
+/// What `/v1/plans/overdue` decides, on labelled real text: whether the extractor types each
+/// labelled plan PLAN (only those can be listed late), and whether a statement of a later
+/// document of its group reports it done ([`epigraph_query::plans::reports_done`], the rule
+/// that folds a plan apart as reported done).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PlanScores {
+    /// Labelled plans of the split.
+    pub plans: usize,
+    /// Plans whose statement the extractor made a memory object of.
+    pub extracted: usize,
+    /// Plans whose statement it typed PLAN.
+    pub typed_plan: usize,
+    /// Plans labelled done (a later document of the group reports the work done).
+    pub labelled_done: usize,
+    /// Plans some later statement of the group reports done, by the rule.
+    pub closed: usize,
+    /// Closed plans labelled done, closed by a statement of the labelled report's document.
+    pub closed_right: usize,
+    /// closed_right / closed (1 when none is closed).
+    pub precision: f64,
+    /// closed_right / labelled_done (1 when none is labelled done).
+    pub recall: f64,
+    /// Every labelled plan with its outcome and what the rule decided.
+    pub cases: Vec<PlanCase>,
+}
+
+/// One labelled plan and what the rule made of it.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlanCase {
+    /// The plan's document.
+    pub plan_doc: String,
+    /// The plan as labelled.
+    pub plan_text: String,
+    /// The type of the memory object that holds it (`None`: not extracted).
+    pub typed: Option<String>,
+    /// `done`, `not_reported` or `changed`, as labelled.
+    pub outcome: String,
+    /// The labelled report's document.
+    pub report_doc: Option<String>,
+    /// The first later statement that closes it by the rule: `(document, text)`.
+    pub closed_by: Option<(String, String)>,
+}
+
+/// Lower-case words of letters and digits.
+fn plain_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// How much of `wanted`'s words `unit` holds (0–1): an extracted unit and a labelled quote
+/// differ in markup and in where a sentence is cut.
+fn covered(wanted: &[String], unit: &str) -> f64 {
+    if wanted.is_empty() {
+        return 0.0;
+    }
+    let have: BTreeSet<String> = plain_words(unit).into_iter().collect();
+    wanted.iter().filter(|w| have.contains(*w)).count() as f64 / wanted.len() as f64
+}
+
+/// Scores the labelled plans of `groups` against the extracted memory objects.
+fn evaluate_plans(
+    plans: &[LabelledPlan],
+    groups: &[Group],
+    memories: &[&epigraph_operators::MemoryObject],
+    dated: &BTreeMap<String, Option<i64>>,
+) -> PlanScores {
+    let mut scores = PlanScores::default();
+    for plan in plans {
+        let Some(group) = groups.iter().find(|g| g.group == plan.group) else {
+            continue;
+        };
+        scores.plans += 1;
+        let wanted = plain_words(&plan.plan_text);
+        let holder = memories
+            .iter()
+            .filter(|m| m.source_id == plan.plan_doc)
+            .map(|m| (covered(&wanted, &m.text), m))
+            .filter(|(c, _)| *c >= 0.6)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, m)| *m);
+        let typed = holder.map(|m| m.memory_type.name());
+        if holder.is_some() {
+            scores.extracted += 1;
+        }
+        if typed.as_deref() == Some("PLAN") {
+            scores.typed_plan += 1;
+        }
+        let written = dated.get(&plan.plan_doc).copied().flatten();
+        let later = |doc: &str| {
+            doc != plan.plan_doc
+                && match (written, dated.get(doc).copied().flatten()) {
+                    (Some(a), Some(b)) => b > a,
+                    _ => false,
+                }
+        };
+        let mut candidates: Vec<&&epigraph_operators::MemoryObject> = memories
+            .iter()
+            .filter(|m| group.keps.contains(&m.source_id) && later(&m.source_id))
+            .collect();
+        candidates.sort_by_key(|m| (dated.get(&m.source_id).copied().flatten(), m.span.0));
+        let closed_by = candidates
+            .iter()
+            .find(|m| epigraph_query::plans::reports_done(&plan.plan_text, &m.text))
+            .map(|m| (m.source_id.clone(), m.text.clone()));
+        let done = plan.outcome == "done";
+        if done {
+            scores.labelled_done += 1;
+        }
+        if let Some((doc, _)) = &closed_by {
+            scores.closed += 1;
+            if done && plan.report_doc.as_deref() == Some(doc.as_str()) {
+                scores.closed_right += 1;
+            }
+        }
+        scores.cases.push(PlanCase {
+            plan_doc: plan.plan_doc.clone(),
+            plan_text: plan.plan_text.clone(),
+            typed,
+            outcome: plan.outcome.clone(),
+            report_doc: plan.report_doc.clone(),
+            closed_by,
+        });
+    }
+    let ratio = |a: usize, b: usize| if b == 0 { 1.0 } else { a as f64 / b as f64 };
+    scores.precision = ratio(scores.closed_right, scores.closed);
+    scores.recall = ratio(scores.closed_right, scores.labelled_done);
+    scores
 }
 
 /// A KEP as one document: its `kep.yaml` as a header above its `README.md`.
@@ -222,14 +374,39 @@ pub fn pep_document(root: &Path, id: &str) -> Result<(String, String)> {
     Ok((title, text))
 }
 
-/// One labelled document of a set: a PEP (`pep-NNNN`, a `.rst` file under `root`) or a KEP
+/// One labelled document of a set: a PEP (`pep-NNNN`, a `.rst` file under `root`), a text
+/// document (`<id>.txt` under `root`, as Django's release notes `django-4.0`) or a KEP
 /// (`<sig>/<number-name>`, a folder under `root`).
 pub fn labelled_document(root: &Path, id: &str) -> Result<(String, String)> {
+    let text_file = root.join(format!("{id}.txt"));
     if id.starts_with("pep-") {
         pep_document(root, id)
+    } else if text_file.is_file() {
+        text_document(&text_file, id)
     } else {
         kep_document(root, id)
     }
+}
+
+/// A text document verbatim, titled by its first line that is not blank nor an underline of
+/// `=`, `-`, `#` or `*` (a reStructuredText or Markdown title).
+///
+/// ```no_run
+/// let (title, text) = epigraph::eval::keps::text_document(
+///     std::path::Path::new("tests/fixtures/django-releases/django-4.0.txt"), "django-4.0").unwrap();
+/// assert_eq!(title, "Django 4.0 release notes");
+/// assert!(text.contains("*December 7, 2021*"));
+/// ```
+pub fn text_document(path: &Path, id: &str) -> Result<(String, String)> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let title = text
+        .lines()
+        .map(|l| l.trim().trim_start_matches('#').trim())
+        .find(|l| !l.is_empty() && !l.chars().all(|c| matches!(c, '=' | '-' | '*' | '~')))
+        .map(str::to_string)
+        .unwrap_or_else(|| id.to_string());
+    Ok((title, text))
 }
 
 /// Reads the set's groups.
@@ -268,11 +445,13 @@ pub fn evaluate_keps(
         .flat_map(|g| g.keps.iter().map(|k| (k.as_str(), g.group.as_str())))
         .collect();
     let mut versions = Vec::new();
+    let mut dated: BTreeMap<String, Option<i64>> = BTreeMap::new();
     for kep in group_of.keys() {
         let (title, text) = labelled_document(root, kep)?;
         let mut version = SourceVersion::new("keps", kep, SourceKind::Document, &text);
         version.title = Some(title);
         version.occurred_at = declared_date(&text);
+        dated.insert(kep.to_string(), version.occurred_at);
         version.recorded_at = version.occurred_at;
         versions.push(version);
     }
@@ -347,15 +526,25 @@ pub fn evaluate_keps(
     }
     predicted.insert("SUPPORTS or BASED_ON", combined);
 
+    // A pair or label belongs to the split by its group; one of a set that does not name groups
+    // on its lines, by its documents. (Django's release notes are in groups of both splits: a
+    // test group's labels must not count in the dev split.)
+    let in_split = |group: &str, doc: &str| {
+        if group.is_empty() {
+            group_of.contains_key(doc)
+        } else {
+            groups.iter().any(|g| g.group == group)
+        }
+    };
     let judged: BTreeSet<(String, String)> =
         read_lines::<JudgedPair>(&dir.join("judged_pairs.jsonl"))?
             .into_iter()
-            .filter(|p| group_of.contains_key(p.a.as_str()))
+            .filter(|p| in_split(&p.group, &p.a))
             .map(|p| unordered(&p.a, &p.b))
             .collect();
     let labels: Vec<Label> = read_lines::<Label>(&dir.join("labels.jsonl"))?
         .into_iter()
-        .filter(|l| group_of.contains_key(l.from.as_str()))
+        .filter(|l| in_split(&l.group, &l.from))
         .collect();
     let mut relations = BTreeMap::new();
     for relation in RELATIONS {
@@ -413,6 +602,20 @@ pub fn evaluate_keps(
             },
         );
     }
+    let plans_file = dir.join("plans.jsonl");
+    let plans = if plans_file.is_file() {
+        let labelled: Vec<LabelledPlan> = read_lines(&plans_file)?;
+        let objects: Vec<&epigraph_operators::MemoryObject> = graph
+            .iter()
+            .filter_map(|e| match e {
+                GraphElement::Memory(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        Some(evaluate_plans(&labelled, &groups, &objects, &dated))
+    } else {
+        None
+    };
     Ok(KepReport {
         split: split.to_string(),
         groups: groups.len(),
@@ -421,6 +624,7 @@ pub fn evaluate_keps(
         memory_types,
         judged_pairs: judged.len(),
         relations,
+        plans,
     })
 }
 
@@ -524,6 +728,70 @@ mod tests {
         assert!(
             evaluate_keps(Arc::new(Extractor::bundled()), dir.path(), &root(), "test").is_err()
         );
+    }
+
+    /// A set of text documents (release notes, dated by the line under their title) with
+    /// labelled plans: the plan of 1.0 is reported done in 1.1, the other plan is not, and the
+    /// report is matched to its plan by the rule that folds plans apart.
+    #[test]
+    fn text_documents_and_their_labelled_plans_are_scored() {
+        let docs = tempfile::tempdir().unwrap();
+        std::fs::write(
+            docs.path().join("atlas-1.0.txt"),
+            "======================\nAtlas 1.0 release notes\n======================\n\n*March 2, 2021*\n\nThe Slack connector will ship in Atlas 1.1.\n\nThe audit export will be released in Atlas 1.2.\n",
+        )
+        .unwrap();
+        std::fs::write(
+            docs.path().join("atlas-1.1.txt"),
+            "Atlas 1.1 release notes\n=======================\n\n*June 1, 2021*\n\nThe Slack connector shipped to every workspace.\n",
+        )
+        .unwrap();
+        let (title, text) = text_document(&docs.path().join("atlas-1.0.txt"), "atlas-1.0").unwrap();
+        assert_eq!(title, "Atlas 1.0 release notes");
+        assert!(
+            declared_date(&text).is_some(),
+            "the date line under the title"
+        );
+        let set = tempfile::tempdir().unwrap();
+        let write = |name: &str, lines: &[&str]| {
+            std::fs::write(set.path().join(name), lines.join("\n")).unwrap()
+        };
+        write(
+            "groups.jsonl",
+            &[r#"{"group":"a1","split":"dev","docs":["atlas-1.0","atlas-1.1"]}"#],
+        );
+        write(
+            "judged_pairs.jsonl",
+            &[r#"{"group":"a1","a":"atlas-1.0","b":"atlas-1.1"}"#],
+        );
+        write("labels.jsonl", &[]);
+        write(
+            "plans.jsonl",
+            &[
+                r#"{"group":"a1","plan_doc":"atlas-1.0","plan_text":"The Slack connector will ship in Atlas 1.1.","report_doc":"atlas-1.1","outcome":"done"}"#,
+                r#"{"group":"a1","plan_doc":"atlas-1.0","plan_text":"The audit export will be released in Atlas 1.2.","report_doc":null,"outcome":"not_reported"}"#,
+            ],
+        );
+        let report = evaluate_keps(
+            Arc::new(Extractor::bundled()),
+            set.path(),
+            docs.path(),
+            "dev",
+        )
+        .unwrap();
+        assert_eq!(report.documents, 2);
+        let plans = report.plans.expect("plans are labelled");
+        assert_eq!((plans.plans, plans.labelled_done), (2, 1), "{plans:#?}");
+        assert_eq!(plans.extracted, 2, "{plans:#?}");
+        assert_eq!((plans.closed, plans.closed_right), (1, 1), "{plans:#?}");
+        assert_eq!(
+            plans.cases[0]
+                .closed_by
+                .as_ref()
+                .map(|(doc, _)| doc.as_str()),
+            Some("atlas-1.1")
+        );
+        assert!(plans.cases[1].closed_by.is_none());
     }
 
     /// A PEP set names its documents `docs`: 102's header says it is superseded by 101, the
