@@ -25,6 +25,8 @@ python_log="$(mktemp -t epigraph-python.XXXXXX)"
 python_pid=$!
 # The hand-labelled real-text sets: ids, fields, verbatim texts, disjoint sources (stdlib only).
 python3 "$repo/eval/extraction/real/check.py" >/dev/null
+# The blind-labelled Django relation set: ids, groups, verbatim evidence, both annotators' files.
+python3 "$repo/eval/epistemics/keps/agreement.py" "$repo/eval/epistemics/django" >/dev/null
 
 started_here=0
 if ! "$here/services.sh" status >/dev/null 2>&1; then
