@@ -275,14 +275,10 @@ pub fn reports_done(plan: &str, report: &str) -> bool {
     }
     let said: Vec<String> = words(report).collect();
     let promised: Vec<String> = words(plan).collect();
-    // The plan's own participle ("will be removed", "will be required"), which a report says
-    // again once it happened ("is removed", "is now required").
-    let participles: Vec<&str> = promised
-        .windows(2)
-        .filter(|w| w[0] == "be" && w[1].len() > 4 && w[1].ends_with("ed"))
-        .map(|w| w[1].as_str())
-        .collect();
-    let own = |w: &str| participles.contains(&w) || promised.iter().any(|v| past_of(v, w));
+    let participles = participles(&promised);
+    // The same words the graph's first filter of reports takes.
+    let own_words = own_completion_words(plan);
+    let own = |w: &str| own_words.contains(w);
     let by_done_word = said.iter().any(|w| DONE_WORDS.contains(&w.as_str()));
     // Not "to be replaced", "will be removed": the participle after "be" is still to come.
     let by_own_word = said
@@ -304,7 +300,7 @@ pub fn reports_done(plan: &str, report: &str) -> bool {
             .any(|w| GENERIC_DONE_WORDS.contains(&w.as_str()) || own(w));
     // What the work is about, not what is to happen to it.
     let mut wanted = content_words(plan);
-    wanted.retain(|w| !participles.contains(&w.as_str()));
+    wanted.retain(|w| !participles.contains(w));
     let named = content_words(report);
     let shared = wanted.intersection(&named).count();
     // A report in the plan's own words only ("is removed") names the work more fully: on
@@ -566,6 +562,16 @@ pub fn completion_pattern_with(extra: &std::collections::BTreeSet<String>) -> St
     format!("(?s).*\\b({})\\b.*", words.join("|"))
 }
 
+/// A plan's participles after "be" ("will be removed", "will be required"), which a report
+/// says again once the work happened ("is removed", "is now required").
+fn participles(promised: &[String]) -> std::collections::BTreeSet<String> {
+    promised
+        .windows(2)
+        .filter(|w| w[0] == "be" && w[1].len() > 4 && w[1].ends_with("ed"))
+        .map(|w| w[1].clone())
+        .collect()
+}
+
 /// The words besides the [`DONE_WORDS`] that [`reports_done`] reads as reporting `plan` done:
 /// its participle after "be" ("will be removed") and its verbs in the past ("draft" →
 /// "drafted"). The graph's first filter of possible reports takes them too.
@@ -578,12 +584,7 @@ pub fn completion_pattern_with(extra: &std::collections::BTreeSet<String>) -> St
 pub fn own_completion_words(plan: &str) -> std::collections::BTreeSet<String> {
     let stop = stop_words::get("en");
     let promised: Vec<String> = words(plan).collect();
-    let mut out = std::collections::BTreeSet::new();
-    for pair in promised.windows(2) {
-        if pair[0] == "be" && pair[1].len() > 4 && pair[1].ends_with("ed") {
-            out.insert(pair[1].clone());
-        }
-    }
+    let mut out = participles(&promised);
     for verb in &promised {
         if verb.chars().count() < 3
             || !verb.chars().all(|c| c.is_ascii_lowercase())
