@@ -49,6 +49,8 @@ pub enum LinkKind {
     Supports,
     /// `from` (another source, later) is `to` in the same words: a copy.
     SameStatement,
+    /// `from` (later) carries out the change `to` announced ([`super::lifecycle`]).
+    Implements,
 }
 
 impl LinkKind {
@@ -61,6 +63,7 @@ impl LinkKind {
             LinkKind::Blocks => "BLOCKS",
             LinkKind::Supports => "SUPPORTS",
             LinkKind::SameStatement => "SAME_STATEMENT",
+            LinkKind::Implements => "IMPLEMENTS",
         }
     }
 }

@@ -44,6 +44,7 @@ pub mod boilerplate;
 pub mod citations;
 pub mod extensions;
 pub mod judge;
+pub mod lifecycle;
 pub mod matters;
 pub mod restated;
 pub mod review;
@@ -213,6 +214,8 @@ where
         .map(|m| (m.id.clone(), m))
         .antijoin(boilerplate)
         .map(|(_, m)| m);
+    // Statements retiring an identifier, against the earlier ones naming it (see `lifecycle`).
+    let lifecycle_links = lifecycle::links(judged_memories.clone(), rules.clone());
     let facts_rules = rules.clone();
     let facts = judged_memories
         .map(|m| (m.id.clone(), Part::Memory(Box::new(m))))
@@ -455,7 +458,8 @@ where
         claim_links
             .concat(matter_links)
             .concat(by_matter)
-            .concat(restatements),
+            .concat(restatements)
+            .concat(lifecycle_links),
     );
     // No supersession between the statements of two numbered documents (see above).
     let in_numbered = memories
@@ -502,7 +506,8 @@ where
             LinkKind::Contradicts
             | LinkKind::Blocks
             | LinkKind::Supports
-            | LinkKind::SameStatement => None,
+            | LinkKind::SameStatement
+            | LinkKind::Implements => None,
         })
         .reduce(|_, input, out| {
             let first = input

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use epigraph_schemas::calendar::MONTH_NAMES as MONTHS;
 
 use super::citations::CitationRules;
+use super::lifecycle::LifecycleRules;
 use crate::extract::cues::CueSet;
 use crate::extract::dates::period;
 use crate::extract::mentions::owner_rank;
@@ -28,6 +29,7 @@ pub struct Rules {
     /// not what it is about.
     cue_words: BTreeSet<String>,
     citations: Option<CitationRules>,
+    lifecycle: Option<LifecycleRules>,
 }
 
 impl Rules {
@@ -56,8 +58,15 @@ impl Rules {
             .as_ref()
             .map(CitationRules::new)
             .transpose()?;
+        let lifecycle = spec
+            .lifecycle
+            .as_ref()
+            .filter(|l| l.enabled)
+            .map(LifecycleRules::new)
+            .transpose()?;
         let mut rules = Rules {
             citations,
+            lifecycle,
             attributes,
             spec,
             update,
@@ -83,6 +92,11 @@ impl Rules {
     /// The citation rules, when `[epistemics.citations]` is configured.
     pub fn citations(&self) -> Option<&CitationRules> {
         self.citations.as_ref()
+    }
+
+    /// The lifecycle rules, when `[epistemics.lifecycle]` is configured and enabled.
+    pub fn lifecycle(&self) -> Option<&LifecycleRules> {
+        self.lifecycle.as_ref()
     }
 
     /// The configuration they were compiled from.

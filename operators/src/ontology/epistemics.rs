@@ -36,6 +36,9 @@ pub struct EpistemicsSpec {
     /// Statements citing another document with a relation ("builds on KEP-753").
     #[serde(default)]
     pub citations: Option<CitationsSpec>,
+    /// Statements retiring something named by an identifier ("``syncdb`` is removed").
+    #[serde(default)]
+    pub lifecycle: Option<LifecycleSpec>,
     /// What questions ask for.
     #[serde(default)]
     pub need: Vec<NeedSpec>,
@@ -178,6 +181,33 @@ impl Default for RestatedSpec {
             max_sources: 3,
         }
     }
+}
+
+/// `[epistemics.lifecycle]`: a statement that retires something it names by an identifier
+/// (a code span: "The ``syncdb`` command is removed", "``on_delete`` … will be required")
+/// supersedes the earlier statements of other sources that only name it, and one that carries
+/// a change out implements the earlier one that announced it (see `epistemic::lifecycle`).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LifecycleSpec {
+    /// Whether such statements are judged at all.
+    pub enabled: bool,
+    /// Cues of a statement announcing a change of what it names ("is deprecated", "will be
+    /// removed").
+    pub announces: Vec<String>,
+    /// Cues of a statement carrying a change out ("is removed", "is now required", "has been
+    /// renamed").
+    pub carries_out: Vec<String>,
+    /// Cues after which an identifier is the replacement, not what is retired ("in favor of",
+    /// "replaced by").
+    pub replacement: Vec<String>,
+    /// Code spans that name no identifier (values: `True`, `None`).
+    #[serde(default)]
+    pub ignore: Vec<String>,
+    /// Characters an identifier's key has at least.
+    pub min_length: usize,
+    /// Earlier sources naming the identifier compared per retiring statement, newest first.
+    pub max_lookback: usize,
 }
 
 /// `[epistemics.citations]`: a statement naming a document key (`KEP-753`, `PEP 8`, `ADR 004`,

@@ -31,7 +31,8 @@ pub use crate::model::parse_type;
 pub use authority::Authority;
 pub use epistemics::{
     AnswerKind, AnswersSpec, BlocksSpec, BoilerplateSpec, CitationEdgeSpec, CitationsSpec,
-    EpistemicsSpec, ExtensionsSpec, MatterSpec, MattersSpec, NeedSpec, RestatedSpec, UncuedSpec,
+    EpistemicsSpec, ExtensionsSpec, LifecycleSpec, MatterSpec, MattersSpec, NeedSpec, RestatedSpec,
+    UncuedSpec,
 };
 pub use signed_edges::EdgeSpec;
 pub use vocabulary::{

@@ -4,5 +4,6 @@
 mod citations;
 mod epistemics;
 mod extraction;
+mod lifecycle;
 mod reviews;
 mod tenure;

@@ -1,0 +1,461 @@
+//! Statements that change the standing of something named by an identifier: "The ``syncdb``
+//! command is removed.", "``syncdb`` has been deprecated and replaced by ``migrate``.", "The
+//! ``on_delete`` argument … is now required", "`legacy-billing` is no longer supported".
+//!
+//! Release notes, changelogs and engineering updates say what replaces what against the name of
+//! the thing itself, in a later document that never cites the earlier one and shares no claim
+//! subject with it. Such a statement *retires* each identifier it names before a replacement
+//! marker ("in favor of ``migrate``", "renamed to", "replaced by"): a code span (``` ``x`` ```,
+//! `` `x` ``, a reStructuredText role ``:attr:`~a.B.c` ``), grouped by its last dotted part
+//! without call parentheses (`django.conf.urls.url()` → `url`); two paths of one key name the
+//! same thing when the shorter ends the longer (`url`, `urls.url`; not `eggs.Loader` and
+//! `filesystem.Loader`). Only its subject is retired: not an identifier qualifying another
+//! ("the ``on_delete`` argument *of* ``ForeignKey``").
+//!
+//! A retiring statement either **announces** a change (`announces`: "is deprecated", "will be
+//! removed", "will be required") or **carries one out** (`carries_out`: "is removed", "is now
+//! required", "is no longer supported", "has been renamed"). Against every earlier statement of
+//! another source naming the same identifier (the newest `max_lookback` such sources):
+//! - an earlier statement that only names it (introduces, describes, uses it) is **superseded**:
+//!   `SUPERSEDES` from the retiring statement, the first such statement of that source;
+//! - an earlier statement that announced a change is **implemented** by one that carries a
+//!   change out: `IMPLEMENTS` (the announcement is not superseded: it came true), and that source
+//!   gets no `SUPERSEDES` from it;
+//! - two announcements, or two statements carrying changes out, draw nothing (a restatement).
+//!
+//! Everything is a function of the statements naming one identifier, so an edit or a delete
+//! retracts exactly what it caused.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, LazyLock};
+
+use differential_dataflow::VecCollection;
+use differential_dataflow::lattice::Lattice;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use timely::progress::Timestamp;
+
+use super::judge::{Link, LinkKind};
+use super::rules::Rules;
+use crate::extract::cues::CueSet;
+use crate::model::{EpistemicType, MemoryObject};
+use crate::ontology::{LifecycleSpec, OntologyError};
+
+/// `[epistemics.lifecycle]`, compiled.
+#[derive(Clone, Debug)]
+pub struct LifecycleRules {
+    announces: CueSet,
+    carries_out: CueSet,
+    replacement: CueSet,
+    ignore: BTreeSet<String>,
+    min_length: usize,
+    max_lookback: usize,
+}
+
+/// What a statement says of an identifier it names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Stance {
+    /// It only names it.
+    Names,
+    /// It announces a change ("is deprecated", "will be removed").
+    Announces,
+    /// It carries a change out ("is removed", "is now required").
+    CarriesOut,
+}
+
+/// One statement naming one identifier.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Naming {
+    /// When the statement was written (first: the input of a group is sorted by it).
+    pub t_valid: Option<i64>,
+    /// Its source.
+    pub source_id: String,
+    /// Where it starts in its source.
+    pub start: u32,
+    /// The memory object.
+    pub memory_id: String,
+    /// The identifier's path as this statement writes it (`django.conf.urls.url`).
+    pub path: String,
+    /// What it says of the identifier.
+    pub stance: Stance,
+    /// The cue that says it ("is removed"), empty when it only names it.
+    pub cue: String,
+    /// When it was recorded.
+    pub recorded_at: Option<i64>,
+}
+
+/// A code span, or a reStructuredText role's target: ``` ``x`` ```, `` `x` ``, ``:attr:`~a.b` ``.
+static CODE_SPAN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"``([^`]{1,80})``|(?::[a-z]+:)?`([^`]{1,80})`")
+        .expect("the code span pattern compiles")
+});
+
+/// Words before an identifier that make it qualify another ("the argument *of* ``ForeignKey``",
+/// "a 3-tuple (*including* ``admin.site.urls``)").
+const QUALIFYING: [&str; 11] = [
+    "of",
+    "to",
+    "in",
+    "on",
+    "from",
+    "by",
+    "with",
+    "into",
+    "within",
+    "inside",
+    "including",
+];
+/// Articles between such a word and the identifier.
+const ARTICLES: [&str; 3] = ["the", "a", "an"];
+/// Words (and a comma) before an identifier listed with the one before it.
+const LISTING: [&str; 4] = ["and", "or", ",", "nor"];
+
+/// The last two words before an identifier, lower-cased, a trailing comma its own word.
+fn last_words(before: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for word in before.split_whitespace().rev() {
+        if words.len() >= 2 {
+            break;
+        }
+        let lower = word.to_lowercase();
+        if let Some(stem) = lower.strip_suffix(',') {
+            words.push(",".into());
+            if words.len() < 2 && !stem.is_empty() {
+                words.push(
+                    stem.trim_matches(|c: char| !c.is_alphanumeric())
+                        .to_string(),
+                );
+            }
+        } else {
+            words.push(
+                lower
+                    .trim_matches(|c: char| !c.is_alphanumeric())
+                    .to_string(),
+            );
+        }
+    }
+    words.reverse();
+    words
+}
+
+/// The key of an identifier's path: its last dotted part.
+///
+/// ```
+/// use epigraph_operators::epistemic::lifecycle::key;
+/// assert_eq!(key("django.conf.urls.url"), "url");
+/// assert_eq!(key("syncdb"), "syncdb");
+/// ```
+pub fn key(path: &str) -> String {
+    path.rsplit('.')
+        .find(|part| !part.is_empty())
+        .unwrap_or(path)
+        .to_string()
+}
+
+/// Whether two paths of one key can name the same thing: the shorter one's parts end the
+/// longer one's (`url` and `django.conf.urls.url`, not `eggs.Loader` and `filesystem.Loader`).
+///
+/// ```
+/// use epigraph_operators::epistemic::lifecycle::same_thing;
+/// assert!(same_thing("url", "django.conf.urls.url"));
+/// assert!(same_thing("ForeignKey.on_delete", "django.db.models.ForeignKey.on_delete"));
+/// assert!(!same_thing("eggs.Loader", "filesystem.Loader"));
+/// ```
+pub fn same_thing(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    long == short || long.ends_with(&format!(".{short}"))
+}
+
+/// What an identifier looks like (no spaces, no markup).
+static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z_][A-Za-z0-9_.\-]*$").expect("the identifier pattern compiles")
+});
+
+impl LifecycleRules {
+    /// Compiles the spec.
+    pub fn new(spec: &LifecycleSpec) -> Result<Self, OntologyError> {
+        let cues = |list: &[String]| {
+            CueSet::new(list)
+                .map_err(|err| OntologyError::Invalid(format!("[epistemics.lifecycle] {err}")))
+        };
+        Ok(LifecycleRules {
+            announces: cues(&spec.announces)?,
+            carries_out: cues(&spec.carries_out)?,
+            replacement: cues(&spec.replacement)?,
+            ignore: spec.ignore.iter().map(|w| w.to_lowercase()).collect(),
+            min_length: spec.min_length,
+            max_lookback: spec.max_lookback,
+        })
+    }
+
+    /// The path of a code span's text, if it names an identifier: its dotted parts without
+    /// call parentheses, a leading `~` or a role's text before its `<target>`. Its key (what
+    /// statements are grouped by) is the last part, which has at least `min_length` characters.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let lifecycle = rules.lifecycle().unwrap();
+    /// assert_eq!(lifecycle.path("django.conf.urls.url()").as_deref(), Some("django.conf.urls.url"));
+    /// assert_eq!(lifecycle.path("~django.db.models.ForeignKey.on_delete").as_deref(), Some("django.db.models.ForeignKey.on_delete"));
+    /// assert_eq!(lifecycle.path("the display <Model.display>").as_deref(), Some("Model.display"));
+    /// // A snippet, a value and a short name are no identifiers.
+    /// assert_eq!(lifecycle.path("{% load url from future %}"), None);
+    /// assert_eq!(lifecycle.path("True"), None);
+    /// assert_eq!(lifecycle.path("id"), None);
+    /// ```
+    pub fn path(&self, span: &str) -> Option<String> {
+        let span = span.trim();
+        // A role with an explicit target: `text <target>`.
+        let span = match (span.rfind('<'), span.strip_suffix('>')) {
+            (Some(at), Some(_)) => &span[at + 1..span.len() - 1],
+            _ => span,
+        };
+        let span = span
+            .trim_start_matches(['~', '!', '.'])
+            .trim_end_matches("()");
+        if !IDENTIFIER.is_match(span) {
+            return None;
+        }
+        let key = key(span);
+        (key.chars().count() >= self.min_length && !self.ignore.contains(&key.to_lowercase()))
+            .then(|| span.to_string())
+    }
+
+    /// The identifiers a statement names, by path, each with what it says of it and the cue
+    /// that says it (see the module docs). A retiring statement retires the identifiers that
+    /// are its subject: not those after a replacement cue ("in favor of ``migrate``"), nor
+    /// those that qualify another, after a preposition ("the ``on_delete`` argument of
+    /// ``ForeignKey``") or before a possessive ("``url()``'s support for inline flags"), nor
+    /// those listed with such a one.
+    ///
+    /// ```
+    /// use epigraph_operators::epistemic::lifecycle::Stance;
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let lifecycle = rules.lifecycle().unwrap();
+    /// let said = |text: &str| -> Vec<(String, Stance)> {
+    ///     lifecycle.named(text).into_iter().map(|(path, stance, _)| (path, stance)).collect()
+    /// };
+    /// let s = |path: &str, stance| (path.to_string(), stance);
+    /// assert_eq!(said("The ``syncdb`` command is removed."), [s("syncdb", Stance::CarriesOut)]);
+    /// assert_eq!(
+    ///     said("The ``syncdb`` command has been deprecated in favor of the new :djadmin:`migrate` command."),
+    ///     [s("syncdb", Stance::Announces), s("migrate", Stance::Names)],
+    /// );
+    /// assert_eq!(
+    ///     said("The ``on_delete`` argument of ``ForeignKey`` and ``OneToOneField`` will be required."),
+    ///     [s("on_delete", Stance::Announces), s("ForeignKey", Stance::Names), s("OneToOneField", Stance::Names)],
+    /// );
+    /// assert_eq!(said("Support for ``allow_syncdb`` on database routers is removed."), [s("allow_syncdb", Stance::CarriesOut)]);
+    /// assert_eq!(said("``url()``'s support for inline flags is deprecated."), [s("url", Stance::Names)]);
+    /// assert_eq!(
+    ///     said("Support for passing a 3-tuple (including ``admin.site.urls``) to ``include()`` is removed."),
+    ///     [s("admin.site.urls", Stance::Names), s("include", Stance::Names)],
+    /// );
+    /// assert_eq!(said("``syncdb`` now queries the database routers."), [s("syncdb", Stance::Names)]);
+    /// // Negated: no change.
+    /// assert_eq!(said("The ``url`` tag will not be removed."), [s("url", Stance::Names)]);
+    /// ```
+    pub fn named(&self, text: &str) -> Vec<(String, Stance, String)> {
+        let announced = self.announces.find_all(text);
+        let carried = self.carries_out.find_all(text);
+        let first_cue = |found: &[crate::extract::cues::CueMatch]| {
+            found
+                .iter()
+                .min_by_key(|m| m.start)
+                .map(|m| text[m.start..m.end].to_lowercase())
+        };
+        // Carrying out wins over announcing: "is deprecated and removed".
+        let (stance, cue) = match (first_cue(&carried), first_cue(&announced)) {
+            (Some(cue), _) => (Stance::CarriesOut, cue),
+            (None, Some(cue)) => (Stance::Announces, cue),
+            (None, None) => (Stance::Names, String::new()),
+        };
+        let replaced_from = self
+            .replacement
+            .find_all(text)
+            .into_iter()
+            .map(|m| m.start)
+            .min()
+            .unwrap_or(usize::MAX);
+        let mut out: Vec<(String, Stance, String)> = Vec::new();
+        // Whether the last identifier was a subject (one listed after it shares its role).
+        let mut subject = true;
+        for captures in CODE_SPAN.captures_iter(text) {
+            let (Some(whole), Some(span)) =
+                (captures.get(0), captures.get(1).or_else(|| captures.get(2)))
+            else {
+                continue;
+            };
+            let Some(path) = self.path(span.as_str()) else {
+                continue;
+            };
+            let before = &text[..whole.start()];
+            let after = &text[whole.end()..];
+            subject = match last_words(before).as_slice() {
+                [.., w] if LISTING.contains(&w.as_str()) => subject,
+                [.., w] if QUALIFYING.contains(&w.as_str()) => false,
+                [.., w, article]
+                    if QUALIFYING.contains(&w.as_str()) && ARTICLES.contains(&article.as_str()) =>
+                {
+                    false
+                }
+                _ => true,
+            } && !after.starts_with("'s");
+            let said = if stance != Stance::Names && subject && whole.start() < replaced_from {
+                (stance, cue.clone())
+            } else {
+                (Stance::Names, String::new())
+            };
+            match out.iter_mut().find(|(p, ..)| *p == path) {
+                // Named twice: what it says of it the first time it retires it counts.
+                Some(seen) if seen.1 == Stance::Names && said.0 != Stance::Names => {
+                    (seen.1, seen.2) = said;
+                }
+                Some(_) => {}
+                None => out.push((path, said.0, said.1)),
+            }
+        }
+        out
+    }
+
+    /// The links between the statements naming one identifier (see the module docs); `namings`
+    /// sorted by valid time.
+    ///
+    /// ```
+    /// use epigraph_operators::epistemic::{judge::LinkKind, lifecycle::{Naming, Stance}};
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let lifecycle = rules.lifecycle().unwrap();
+    /// let naming = |id: &str, day: i64, stance: Stance, cue: &str| Naming {
+    ///     t_valid: Some(day), source_id: format!("notes-{day}"), start: 0, memory_id: id.into(),
+    ///     path: "syncdb".into(), stance, cue: cue.into(), recorded_at: None,
+    /// };
+    /// let namings = [
+    ///     naming("described", 1, Stance::Names, ""),
+    ///     naming("deprecated", 2, Stance::Announces, "has been deprecated"),
+    ///     naming("removed", 3, Stance::CarriesOut, "is removed"),
+    /// ];
+    /// let links = lifecycle.links("t", "syncdb", &namings);
+    /// let links: Vec<(LinkKind, &str, &str)> =
+    ///     links.iter().map(|l| (l.kind, l.from.as_str(), l.to.as_str())).collect();
+    /// assert_eq!(links, [
+    ///     (LinkKind::Supersedes, "deprecated", "described"),
+    ///     (LinkKind::Implements, "removed", "deprecated"),
+    ///     (LinkKind::Supersedes, "removed", "described"),
+    /// ]);
+    /// ```
+    pub fn links(&self, tenant: &str, key: &str, namings: &[Naming]) -> Vec<Link> {
+        let mut out = Vec::new();
+        for (at, later) in namings.iter().enumerate() {
+            if later.stance == Stance::Names || later.t_valid.is_none() {
+                continue;
+            }
+            // The earlier statements of each other source, newest sources first.
+            let mut by_source: BTreeMap<&str, Vec<&Naming>> = BTreeMap::new();
+            for earlier in &namings[..at] {
+                if earlier.source_id != later.source_id
+                    && same_thing(&earlier.path, &later.path)
+                    && earlier.t_valid.is_some()
+                    && earlier.t_valid < later.t_valid
+                {
+                    by_source
+                        .entry(&earlier.source_id)
+                        .or_default()
+                        .push(earlier);
+                }
+            }
+            let mut sources: Vec<(Option<i64>, &str)> = by_source
+                .iter()
+                .map(|(source, namings)| {
+                    (namings.iter().map(|n| n.t_valid).max().flatten(), *source)
+                })
+                .collect();
+            sources.sort_by(|a, b| b.cmp(a));
+            for (_, source) in sources.into_iter().take(self.max_lookback) {
+                let namings = &by_source[source];
+                let first = |stance: Stance| {
+                    namings
+                        .iter()
+                        .filter(|n| n.stance == stance)
+                        .min_by_key(|n| (n.start, &n.memory_id))
+                };
+                let announced = first(Stance::Announces);
+                let (kind, to, why) = match (later.stance, announced, first(Stance::Names)) {
+                    (Stance::CarriesOut, Some(announced), _) => (
+                        LinkKind::Implements,
+                        announced,
+                        format!(
+                            "`{key}`: announced (\"{}\") and carried out (\"{}\")",
+                            announced.cue, later.cue
+                        ),
+                    ),
+                    (_, None, Some(named)) => (
+                        LinkKind::Supersedes,
+                        named,
+                        format!("`{key}`: named here, later \"{}\"", later.cue),
+                    ),
+                    _ => continue,
+                };
+                out.push(Link {
+                    kind,
+                    tenant: tenant.to_string(),
+                    from: later.memory_id.clone(),
+                    to: to.memory_id.clone(),
+                    t_valid: later.t_valid,
+                    t_invalid: None,
+                    recorded_at: later.recorded_at.max(to.recorded_at),
+                    evidence: vec![why],
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The lifecycle links of `memories` (see the module docs): each statement naming an
+/// identifier meets the other statements naming it, grouped by (tenant, identifier).
+pub fn links<'s, T>(
+    memories: VecCollection<'s, T, MemoryObject>,
+    rules: Arc<Rules>,
+) -> VecCollection<'s, T, Link>
+where
+    T: Timestamp + Lattice,
+{
+    let Some(lifecycle) = rules.lifecycle().cloned() else {
+        return memories.flat_map(|_| None);
+    };
+    let lifecycle = Arc::new(lifecycle);
+    let reading = lifecycle.clone();
+    memories
+        .filter(|m| !m.header && m.memory_type != EpistemicType::Question)
+        .flat_map(move |m| {
+            reading
+                .named(&m.text)
+                .into_iter()
+                .map(|(path, stance, cue)| {
+                    (
+                        (m.tenant.clone(), key(&path)),
+                        Naming {
+                            path,
+                            t_valid: m.t_valid,
+                            source_id: m.source_id.clone(),
+                            start: m.span.0,
+                            memory_id: m.id.clone(),
+                            stance,
+                            cue,
+                            recorded_at: m.recorded_at,
+                        },
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .reduce(move |(tenant, key), input, out| {
+            if input.iter().all(|(n, _)| n.stance == Stance::Names) {
+                return;
+            }
+            let namings: Vec<Naming> = input.iter().map(|(n, _)| (*n).clone()).collect();
+            for link in lifecycle.links(tenant, key, &namings) {
+                out.push((link, 1));
+            }
+        })
+        .map(|(_, link)| link)
+}

@@ -1,0 +1,100 @@
+//! Statements retiring an identifier through the whole dataflow (see `epistemic::lifecycle`):
+//! release notes of three versions, the first describing a command, the second deprecating it,
+//! the third removing it.
+
+use epigraph_schemas::SourceKind;
+
+use super::epistemics::{memories, relation, rounds, source};
+use crate::model::{GraphElement, Standing};
+
+const DESCRIBED: &str = "``syncdb`` now queries the database routers to determine if content types should be synchronised.";
+const DEPRECATED: &str =
+    "The ``syncdb`` command has been deprecated in favor of the new ``migrate`` command.";
+const REMOVED: &str = "The ``syncdb`` command is removed.";
+
+fn notes(version: &str, day: i64, body: &str) -> (crate::model::SourceVersion, isize) {
+    let text = format!("# Django {version} release notes\n\n{body}\n");
+    (
+        source(
+            &format!("django-{version}"),
+            SourceKind::Document,
+            day,
+            &text,
+        ),
+        1,
+    )
+}
+
+/// `(rel_type, from text, to text)` of the lifecycle edges.
+fn edges(elements: &[GraphElement]) -> Vec<(String, String, String)> {
+    let text: std::collections::BTreeMap<String, String> = memories(elements)
+        .into_values()
+        .map(|m| (m.id, m.text))
+        .collect();
+    let mut out: Vec<_> = ["SUPERSEDES", "IMPLEMENTS"]
+        .iter()
+        .flat_map(|t| relation(elements, t))
+        .filter_map(|r| {
+            Some((
+                r.rel_type.clone(),
+                text.get(&r.from)?.clone(),
+                text.get(&r.to)?.clone(),
+            ))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_deprecation_supersedes_what_named_it_and_the_removal_implements_the_deprecation() {
+    let result = rounds(vec![
+        (
+            vec![notes("1.5", 1, DESCRIBED), notes("1.7", 400, DEPRECATED)],
+            vec![],
+        ),
+        (vec![notes("1.9", 900, REMOVED)], vec![]),
+        (vec![(notes("1.9", 900, REMOVED).0, -1)], vec![]),
+    ]);
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        edges(&result[0]),
+        [(s("SUPERSEDES"), s(DEPRECATED), s(DESCRIBED))],
+        "the deprecation supersedes the description; `migrate`, its replacement, retires nothing"
+    );
+    let described = &memories(&result[0])[DESCRIBED];
+    assert_eq!(described.standing, Standing::Superseded);
+    assert_eq!(described.t_invalid, Some(400 * 86_400_000));
+    assert_eq!(
+        edges(&result[1]),
+        [
+            (s("IMPLEMENTS"), s(REMOVED), s(DEPRECATED)),
+            (s("SUPERSEDES"), s(DEPRECATED), s(DESCRIBED)),
+            (s("SUPERSEDES"), s(REMOVED), s(DESCRIBED)),
+        ]
+    );
+    // The announcement came true: it is not superseded.
+    assert_eq!(memories(&result[1])[DEPRECATED].standing, Standing::Current);
+    let evidence = &relation(&result[1], "IMPLEMENTS")[0].evidence;
+    assert_eq!(
+        evidence,
+        &["`syncdb`: announced (\"has been deprecated\") and carried out (\"is removed\")"]
+    );
+    assert_eq!(
+        result[2], result[0],
+        "deleting the removal retracts exactly what it drew"
+    );
+}
+
+#[test]
+fn an_earlier_mention_in_the_same_source_or_without_a_date_is_not_superseded() {
+    let undated = {
+        let mut s = source("notes-undated", SourceKind::Document, 1, DESCRIBED);
+        s.occurred_at = None;
+        s.recorded_at = None;
+        (s, 1)
+    };
+    let both = format!("{DESCRIBED}\n\n{REMOVED}");
+    let result = rounds(vec![(vec![undated, notes("1.9", 900, &both)], vec![])]);
+    assert_eq!(edges(&result[0]), []);
+}
