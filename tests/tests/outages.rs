@@ -1183,3 +1183,118 @@ fn post_status(base: &str, path: &str, token: &str, body: &str) -> (u16, Option<
     .join()
     .expect("http thread")
 }
+
+/// `epigraph serve` started while its LanceDB folder cannot be opened (here: a file where a
+/// folder of its path should be, so even root cannot create it): it listens anyway, answers
+/// every request `503` with the reason and `Retry-After` instead of exiting or refusing
+/// connections, and serves by itself once the folder can be opened, without a restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_query_service_started_while_lancedb_cannot_be_opened_answers_503_and_serves_once_it_can()
+{
+    let _guard = serial().await;
+    let env = TestEnv::new("serve-no-lance");
+    let tenant = env.tenant.clone();
+    let blocked = env.dir.path().join("mount-point");
+    std::fs::write(&blocked, "a file where the volume should be mounted").unwrap();
+    let lance_dir = blocked.join("lance");
+    let addr = free_addr();
+    let log = env.dir.path().join("serve-no-lance.log");
+    let started = Instant::now();
+    let mut child = env
+        .command(&["serve", "--listen", &addr])
+        .env("EPIGRAPH_LANCEDB__DIR", &lance_dir)
+        .env("EPIGRAPH_LANCEDB__EMBED", "false")
+        .env("EPIGRAPH_SERVE__REPORT_USAGE", "false")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("spawning serve");
+    let alive = |child: &mut Child| {
+        if let Ok(Some(status)) = child.try_wait() {
+            let log = std::fs::read_to_string(&log).unwrap_or_default();
+            panic!("epigraph serve exited ({status}) instead of waiting for LanceDB:\n{log}");
+        }
+    };
+    // It listens, and says why it cannot answer yet.
+    let search = format!("/v1/search?q=launch&tenant={tenant}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (status, body) = loop {
+        alive(&mut child);
+        if let Some(answer) = http_text(&addr, &search)
+            && answer.0 == 503
+            && answer.1.contains("LanceDB")
+        {
+            break answer;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no 503 naming LanceDB within 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let refused_after = started.elapsed().as_secs_f64();
+    assert_eq!(status, 503);
+    let body: Value = serde_json::from_str(&body).expect("the documented error shape");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(body["error"]["code"], 503, "{body}");
+    assert!(
+        message.contains(lance_dir.to_str().unwrap()) && message.contains("cannot be opened"),
+        "the reason names the folder: {message}"
+    );
+    let retry_after = post_status(
+        &format!("http://{addr}"),
+        "/v1/context",
+        "none",
+        r#"{"q": "launch"}"#,
+    );
+    assert_eq!(retry_after.0, 503);
+    assert!(
+        retry_after
+            .1
+            .as_deref()
+            .and_then(|s| s.parse::<u64>().ok())
+            .is_some_and(|s| s > 0),
+        "Retry-After in seconds: {retry_after:?}"
+    );
+    for path in ["/readyz", "/healthz"] {
+        let (status, body) = http_text(&addr, path).expect("serve answers");
+        assert_eq!(status, 503, "{path}: {body}");
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    alive(&mut child);
+
+    // The volume appears: the same search is served, without a restart.
+    std::fs::remove_file(&blocked).unwrap();
+    std::fs::create_dir_all(&blocked).unwrap();
+    let mended = Instant::now();
+    let deadline = mended + Duration::from_secs(90);
+    loop {
+        alive(&mut child);
+        match http_text(&addr, &search) {
+            Some((200, body)) => {
+                let body: Value = serde_json::from_str(&body).unwrap();
+                assert!(body["results"].is_array(), "{body}");
+                break;
+            }
+            Some((503, _)) => {}
+            other => panic!("unexpected answer while LanceDB opens: {other:?}"),
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never served after the folder appeared"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let served_after = mended.elapsed().as_secs_f64();
+    assert_eq!(http_text(&addr, "/healthz").map(|(s, _)| s), Some(200));
+    let _ = child.kill();
+    let _ = child.wait();
+    println!(
+        "{}",
+        serde_json::json!({
+            "trial": "serve started while LanceDB cannot be opened",
+            "refused_with_reason_after_seconds": refused_after,
+            "served_after_the_folder_appeared_seconds": served_after,
+        })
+    );
+}

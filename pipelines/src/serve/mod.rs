@@ -417,8 +417,30 @@ async fn take_on_static_table(
 }
 
 /// Open the stores (LanceDB with the embedder, Neo4j, the usage reporter and the webhook's
-/// producer when configured) into the handlers' state.
+/// producer when configured) into the handlers' state; a LanceDB folder that cannot be opened
+/// is an error at once (see [`open_state_waiting`]).
 pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
+    open_state_with(config, None).await
+}
+
+/// [`open_state`], waiting for a LanceDB folder that cannot be opened yet (missing mount,
+/// read-only, unreachable): each failed attempt is told to `waiting` with its reason, and
+/// retried with backoff (1 s doubling to 30 s). A table of another schema is still an error
+/// at once: waiting would not mend it.
+pub async fn open_state_waiting(
+    config: &EpigraphConfig,
+    waiting: &(dyn Fn(String) + Send + Sync),
+) -> Result<AppState> {
+    open_state_with(config, Some(waiting)).await
+}
+
+/// The longest wait between two attempts to open LanceDB at start.
+const LANCE_OPEN_BACKOFF_MAX: std::time::Duration = std::time::Duration::from_secs(30);
+
+async fn open_state_with(
+    config: &EpigraphConfig,
+    waiting: Option<&(dyn Fn(String) + Send + Sync)>,
+) -> Result<AppState> {
     let embedder = if config.lancedb.embed {
         let model = config.model.clone();
         Some(Arc::new(
@@ -428,7 +450,28 @@ pub async fn open_state(config: &EpigraphConfig) -> Result<AppState> {
         None
     };
     // A reader: a table another version wrote is an error, never dropped.
-    let lance = LanceSink::open_reader(&config.lancedb, embedder).await?;
+    let mut backoff = std::time::Duration::from_secs(1);
+    let lance = loop {
+        match LanceSink::open_reader(&config.lancedb, embedder.clone()).await {
+            Ok(lance) => break lance,
+            Err(error @ epigraph_sinks::SinkError::Config(_)) => return Err(error.into()),
+            Err(error) => {
+                let Some(waiting) = waiting else {
+                    return Err(error.into());
+                };
+                waiting(format!(
+                    "LanceDB ({}) cannot be opened: {error}; trying again in {} s",
+                    config.lancedb.dir,
+                    backoff.as_secs()
+                ));
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(LANCE_OPEN_BACKOFF_MAX);
+            }
+        }
+    };
+    if backoff > std::time::Duration::from_secs(1) {
+        info!(dir = %config.lancedb.dir, "LanceDB opened: the query service serves");
+    }
     // Rows a bulk backfill embedded with the static table keep those vectors until the
     // pipeline's filler upgraded them: wherever a table holds such rows, queries are embedded
     // by the table too. It is taken on now if its file exists, else as soon as a backfill
@@ -528,17 +571,49 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
     } else {
         None
     };
-    let state = open_state(&config).await?;
-    state.stores.spawn_prober(
-        state.query.clone(),
-        std::time::Duration::from_millis(config.serve.store_probe_ms.max(100)),
-        std::time::Duration::from_millis(config.serve.store_probe_timeout_ms.max(100)),
-    );
-    let live = state.live().clone();
-    live.listen(config.kafka.clone());
+    // Listen first: until the stores are open every request is answered 503 with the reason
+    // (a LanceDB folder that cannot be opened yet is waited for, see `open_state_waiting`).
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
+    let (gate, gated_by) =
+        tokio::sync::watch::channel(Gate::Starting("the stores are being opened".to_string()));
+    let live_slot: Arc<std::sync::OnceLock<live::LiveHub>> = Arc::default();
+    let (failed, failure) = tokio::sync::oneshot::channel::<anyhow::Error>();
+    {
+        let live_slot = live_slot.clone();
+        tokio::spawn(async move {
+            let told = std::sync::Mutex::new(String::new());
+            let waiting = |reason: String| {
+                // Logged when the reason changes, not at every attempt.
+                let mut last = told.lock().expect("reason lock");
+                let cause = reason.split("; trying again").next().unwrap_or_default();
+                if *last != cause {
+                    tracing::warn!(%reason, "the query service answers 503 until LanceDB opens");
+                    *last = cause.to_string();
+                }
+                gate.send_replace(Gate::Starting(reason));
+            };
+            match open_state_waiting(&config, &waiting).await {
+                Ok(state) => {
+                    state.stores.spawn_prober(
+                        state.query.clone(),
+                        std::time::Duration::from_millis(config.serve.store_probe_ms.max(100)),
+                        std::time::Duration::from_millis(
+                            config.serve.store_probe_timeout_ms.max(100),
+                        ),
+                    );
+                    let live = state.live().clone();
+                    live.listen(config.kafka.clone());
+                    let _ = live_slot.set(live);
+                    gate.send_replace(Gate::Ready(Box::new(router(state))));
+                }
+                Err(error) => {
+                    let _ = failed.send(error);
+                }
+            }
+        });
+    }
     let scheme = if tls.is_some() { "https" } else { "http" };
     info!(%addr, scheme, "serving");
     if tls.is_none() && !addr.ip().is_loopback() {
@@ -554,17 +629,63 @@ pub async fn serve(config: EpigraphConfig, listen: Option<String>) -> Result<()>
     let stopped = async move {
         shutdown_signal().await;
         // Live streams never end by themselves: end them, or the shutdown waits forever.
-        live.shut();
-    };
-    match tls {
-        Some(acceptor) => tls::serve(listener, acceptor, router(state), stopped).await?,
-        None => {
-            axum::serve(listener, router(state))
-                .with_graceful_shutdown(stopped)
-                .await?
+        if let Some(live) = live_slot.get() {
+            live.shut();
         }
+    };
+    // A store that cannot be opened for a reason waiting will not mend ends the process.
+    let failed = async move {
+        match failure.await {
+            Ok(error) => error,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    let app = gated(gated_by);
+    let serving = async move {
+        match tls {
+            Some(acceptor) => tls::serve(listener, acceptor, app, stopped).await,
+            None => Ok(axum::serve(listener, app)
+                .with_graceful_shutdown(stopped)
+                .await?),
+        }
+    };
+    tokio::select! {
+        served = serving => served?,
+        error = failed => return Err(error),
     }
     Ok(())
+}
+
+/// What the listener serves: the query service once its stores are open, and until then a
+/// `503` with the reason (and `Retry-After`) for every request, `/healthz` and `/readyz` too.
+#[derive(Clone)]
+enum Gate {
+    /// The stores are being opened, or waited for: why.
+    Starting(String),
+    /// The query service.
+    Ready(Box<Router>),
+}
+
+/// The router in front of the [`Gate`].
+fn gated(gate: tokio::sync::watch::Receiver<Gate>) -> Router {
+    Router::new().fallback(move |request: axum::extract::Request| {
+        let current = gate.borrow().clone();
+        async move {
+            match current {
+                Gate::Ready(mut router) => {
+                    match tower::Service::call(&mut *router, request).await {
+                        Ok(response) => response,
+                        Err(never) => match never {},
+                    }
+                }
+                Gate::Starting(reason) => ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("the query service is starting: {reason}"),
+                )
+                .into_response(),
+            }
+        }
+    })
 }
 
 async fn shutdown_signal() {
