@@ -388,8 +388,9 @@ pub fn labelled_document(root: &Path, id: &str) -> Result<(String, String)> {
     }
 }
 
-/// A text document verbatim, titled by its first line that is not blank nor an underline of
-/// `=`, `-`, `#` or `*` (a reStructuredText or Markdown title).
+/// A text document verbatim, titled by its first line that is not blank, a reStructuredText
+/// directive (`.. currentmodule:: numpy`) nor an underline of `=`, `-`, `#` or `*` (a
+/// reStructuredText or Markdown title).
 ///
 /// ```no_run
 /// let (title, text) = epigraph::eval::keps::text_document(
@@ -403,10 +404,55 @@ pub fn text_document(path: &Path, id: &str) -> Result<(String, String)> {
     let title = text
         .lines()
         .map(|l| l.trim().trim_start_matches('#').trim())
-        .find(|l| !l.is_empty() && !l.chars().all(|c| matches!(c, '=' | '-' | '*' | '~')))
+        // Not a reStructuredText directive or comment (`.. currentmodule:: numpy`).
+        .find(|l| {
+            !l.is_empty()
+                && !l.starts_with("..")
+                && !l.chars().all(|c| matches!(c, '=' | '-' | '*' | '~'))
+        })
         .map(str::to_string)
         .unwrap_or_else(|| id.to_string());
     Ok((title, text))
+}
+
+/// The dates of a document folder's `dates.tsv`, if it has one: `<id>\t<YYYY-MM-DD>[\t…]` per
+/// line (`#` comments), each day at midnight UTC in milliseconds. A document whose text declares
+/// no date (NumPy's release notes) is dated by it, as the documents source would date a file by
+/// its modification time.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("dates.tsv"), "# id\tdate\nnumpy-1.20\t2021-01-30\t1.20.0\n").unwrap();
+/// let dates = epigraph::eval::keps::document_dates(dir.path()).unwrap();
+/// assert_eq!(dates["numpy-1.20"], 1_611_964_800_000);
+/// assert!(epigraph::eval::keps::document_dates(&dir.path().join("none")).unwrap().is_empty());
+/// ```
+pub fn document_dates(root: &Path) -> Result<BTreeMap<String, i64>> {
+    let path = root.join("dates.tsv");
+    if !path.is_file() {
+        return Ok(BTreeMap::new());
+    }
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let mut dates = BTreeMap::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut fields = line.split('\t');
+        let (Some(id), Some(day)) = (fields.next(), fields.next()) else {
+            bail!("{}:{}: expected <id>\\t<YYYY-MM-DD>", path.display(), n + 1);
+        };
+        let day = chrono::NaiveDate::parse_from_str(day.trim(), "%Y-%m-%d")
+            .with_context(|| format!("{}:{}: the date {day:?}", path.display(), n + 1))?;
+        let millis = day
+            .and_hms_opt(0, 0, 0)
+            .expect("midnight exists")
+            .and_utc()
+            .timestamp_millis();
+        dates.insert(id.trim().to_string(), millis);
+    }
+    Ok(dates)
 }
 
 /// Reads the set's groups.
@@ -446,11 +492,12 @@ pub fn evaluate_keps(
         .collect();
     let mut versions = Vec::new();
     let mut dated: BTreeMap<String, Option<i64>> = BTreeMap::new();
+    let listed = document_dates(root)?;
     for kep in group_of.keys() {
         let (title, text) = labelled_document(root, kep)?;
         let mut version = SourceVersion::new("keps", kep, SourceKind::Document, &text);
         version.title = Some(title);
-        version.occurred_at = declared_date(&text);
+        version.occurred_at = declared_date(&text).or_else(|| listed.get(*kep).copied());
         dated.insert(kep.to_string(), version.occurred_at);
         version.recorded_at = version.occurred_at;
         versions.push(version);
@@ -733,6 +780,28 @@ mod tests {
     /// A set of text documents (release notes, dated by the line under their title) with
     /// labelled plans: the plan of 1.0 is reported done in 1.1, the other plan is not, and the
     /// report is matched to its plan by the rule that folds plans apart.
+    #[test]
+    fn a_release_note_is_titled_past_its_directives_and_dated_by_the_folders_dates() {
+        let docs = tempfile::tempdir().unwrap();
+        std::fs::write(
+            docs.path().join("numpy-1.20.txt"),
+            ".. currentmodule:: numpy\n\n==========================\nNumPy 1.20.0 Release Notes\n==========================\nText.\n",
+        )
+        .unwrap();
+        let (title, text) =
+            text_document(&docs.path().join("numpy-1.20.txt"), "numpy-1.20").unwrap();
+        assert_eq!(title, "NumPy 1.20.0 Release Notes");
+        assert_eq!(declared_date(&text), None, "the note declares no date");
+        std::fs::write(docs.path().join("dates.tsv"), "numpy-1.20\t2021-01-30\n").unwrap();
+        assert_eq!(
+            document_dates(docs.path()).unwrap().get("numpy-1.20"),
+            Some(&1_611_964_800_000)
+        );
+        std::fs::write(docs.path().join("dates.tsv"), "numpy-1.20\tJanuary\n").unwrap();
+        let err = document_dates(docs.path()).unwrap_err();
+        assert!(format!("{err:#}").contains("dates.tsv:1"), "{err:#}");
+    }
+
     #[test]
     fn text_documents_and_their_labelled_plans_are_scored() {
         let docs = tempfile::tempdir().unwrap();
