@@ -25,8 +25,10 @@ python_log="$(mktemp -t epigraph-python.XXXXXX)"
 python_pid=$!
 # The hand-labelled real-text sets: ids, fields, verbatim texts, disjoint sources (stdlib only).
 python3 "$repo/eval/extraction/real/check.py" >/dev/null
-# The blind-labelled Django relation set: ids, groups, verbatim evidence, both annotators' files.
+# The blind-labelled Django and NumPy relation sets: ids, groups, verbatim evidence, both
+# annotators' files.
 python3 "$repo/eval/epistemics/keps/agreement.py" "$repo/eval/epistemics/django" >/dev/null
+python3 "$repo/eval/epistemics/keps/agreement.py" "$repo/eval/epistemics/numpy" >/dev/null
 
 started_here=0
 if ! "$here/services.sh" status >/dev/null 2>&1; then

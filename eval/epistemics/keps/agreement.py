@@ -31,16 +31,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 KEPS = os.path.join(REPO, "tests", "fixtures", "keps", "keps")
 PEPS = os.path.join(REPO, "tests", "fixtures", "peps")
-TEXTS = os.path.join(REPO, "tests", "fixtures", "django-releases")
+# Folders of text documents (`<id>.txt`): Django's and NumPy's release notes.
+TEXTS = [os.path.join(REPO, "tests", "fixtures", name)
+         for name in ("django-releases", "numpy-releases")]
 
 
 def path_of(doc):
     """A KEP folder (`sig-node/753-sidecar-containers`), a PEP file (`pep-0008`) or a text
-    document (`django-4.0`, Django's release notes)."""
+    document (`django-4.0`, `numpy-1.20`: release notes)."""
     if doc.startswith("pep-"):
         return os.path.join(PEPS, doc + ".rst")
-    if os.path.exists(os.path.join(TEXTS, doc + ".txt")):
-        return os.path.join(TEXTS, doc + ".txt")
+    for folder in TEXTS:
+        if os.path.exists(os.path.join(folder, doc + ".txt")):
+            return os.path.join(folder, doc + ".txt")
     return os.path.join(KEPS, doc)
 RELATIONS = ["SUPERSEDES", "CONTRADICTS", "SUPPORTS", "BASED_ON", "IMPLEMENTS", "REFINES",
              "ANSWERS", "RELATION_CHANGE"]
