@@ -48,6 +48,7 @@ pub struct LifecycleRules {
     carries_out: CueSet,
     replacement: CueSet,
     ignore: BTreeSet<String>,
+    aliases: Vec<(String, String)>,
     min_length: usize,
     max_lookback: usize,
 }
@@ -183,6 +184,11 @@ impl LifecycleRules {
             carries_out: cues(&spec.carries_out)?,
             replacement: cues(&spec.replacement)?,
             ignore: spec.ignore.iter().map(|w| w.to_lowercase()).collect(),
+            aliases: spec
+                .aliases
+                .iter()
+                .map(|[alias, name]| (alias.clone(), name.clone()))
+                .collect(),
             min_length: spec.min_length,
             max_lookback: spec.max_lookback,
         })
@@ -198,6 +204,8 @@ impl LifecycleRules {
     /// assert_eq!(lifecycle.path("django.conf.urls.url()").as_deref(), Some("django.conf.urls.url"));
     /// assert_eq!(lifecycle.path("~django.db.models.ForeignKey.on_delete").as_deref(), Some("django.db.models.ForeignKey.on_delete"));
     /// assert_eq!(lifecycle.path("the display <Model.display>").as_deref(), Some("Model.display"));
+    /// // A known alias of a module is its name.
+    /// assert_eq!(lifecycle.path("np.rank").as_deref(), Some("numpy.rank"));
     /// // A snippet, a value and a short name are no identifiers.
     /// assert_eq!(lifecycle.path("{% load url from future %}"), None);
     /// assert_eq!(lifecycle.path("True"), None);
@@ -217,16 +225,26 @@ impl LifecycleRules {
             return None;
         }
         let key = key(span);
-        (key.chars().count() >= self.min_length && !self.ignore.contains(&key.to_lowercase()))
-            .then(|| span.to_string())
+        if key.chars().count() < self.min_length || self.ignore.contains(&key.to_lowercase()) {
+            return None;
+        }
+        // A known alias of the first part is written as its name: `np.rank` is `numpy.rank`.
+        let (first, rest) = span.split_once('.').unwrap_or((span, ""));
+        Some(
+            match self.aliases.iter().find(|(alias, _)| alias == first) {
+                Some((_, name)) if !rest.is_empty() => format!("{name}.{rest}"),
+                _ => span.to_string(),
+            },
+        )
     }
 
     /// The identifiers a statement names, by path, each with what it says of it and the cue
     /// that says it (see the module docs). A retiring statement retires the identifiers that
     /// are its subject: not those after a replacement cue ("in favor of ``migrate``"), nor
     /// those that qualify another, after a preposition ("the ``on_delete`` argument of
-    /// ``ForeignKey``") or before a possessive ("``url()``'s support for inline flags"), nor
-    /// those listed with such a one.
+    /// ``ForeignKey``"), before a possessive ("``url()``'s support for inline flags") or right
+    /// before another identifier ("the `numpy.histogram` ``normed`` argument"), nor those
+    /// listed with such a one.
     ///
     /// ```
     /// use epigraph_operators::epistemic::lifecycle::Stance;
@@ -247,6 +265,10 @@ impl LifecycleRules {
     /// );
     /// assert_eq!(said("Support for ``allow_syncdb`` on database routers is removed."), [s("allow_syncdb", Stance::CarriesOut)]);
     /// assert_eq!(said("``url()``'s support for inline flags is deprecated."), [s("url", Stance::Names)]);
+    /// assert_eq!(
+    ///     said("The `numpy.histogram` ``normed`` argument is deprecated."),
+    ///     [s("numpy.histogram", Stance::Names), s("normed", Stance::Announces)],
+    /// );
     /// assert_eq!(
     ///     said("Support for passing a 3-tuple (including ``admin.site.urls``) to ``include()`` is removed."),
     ///     [s("admin.site.urls", Stance::Names), s("include", Stance::Names)],
@@ -300,7 +322,9 @@ impl LifecycleRules {
                     false
                 }
                 _ => true,
-            } && !after.starts_with("'s");
+            } && !after.starts_with("'s")
+                // A compound noun's modifier: "the `numpy.histogram` ``normed`` argument".
+                && !after.trim_start_matches(' ').starts_with('`');
             let said = if stance != Stance::Names && subject && whole.start() < replaced_from {
                 (stance, cue.clone())
             } else {

@@ -204,6 +204,11 @@ pub struct LifecycleSpec {
     /// Code spans that name no identifier (values: `True`, `None`).
     #[serde(default)]
     pub ignore: Vec<String>,
+    /// Short names of modules and their full names (`["np", "numpy"]`): an identifier whose
+    /// first dotted part is the short name is read with the full one (`np.rank` is
+    /// `numpy.rank`).
+    #[serde(default)]
+    pub aliases: Vec<[String; 2]>,
     /// Characters an identifier's key has at least.
     pub min_length: usize,
     /// Earlier sources naming the identifier compared per retiring statement, newest first.
