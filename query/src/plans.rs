@@ -331,6 +331,26 @@ pub fn closing_report<'r>(
     })
 }
 
+/// The first statement among `implementing` (statements with an `IMPLEMENTS` edge into the
+/// plan) that carries it out by `at`: written after the plan, visible then and not superseded.
+pub fn carrying_out<'r>(
+    plan: &MemoryCard,
+    implementing: &'r [MemoryCard],
+    at: i64,
+) -> Option<&'r MemoryCard> {
+    let written = plan.t_valid?;
+    implementing.iter().find(|report| {
+        let view = AsOf {
+            card: report,
+            at: Some(at),
+        };
+        report.id != plan.id
+            && report.t_valid.is_some_and(|t| t > written && t <= at)
+            && view.visible()
+            && view.superseded_by().is_empty()
+    })
+}
+
 /// Whether a statement typed a plan says itself that its work was done: a word of completion
 /// and no negation, future or condition ("as planned" aside). The extractor types "The Slack
 /// connector shipped on 31 October, three days before the launch" a plan for its date and its
@@ -436,8 +456,13 @@ pub struct ReportedDone {
     pub due: String,
     /// The plan.
     pub plan: MemoryCard,
-    /// The statement that reports it done ([`reports_done`]).
+    /// The statement that reports it done.
     pub report: MemoryCard,
+    /// How the report closes the plan: `implements` (it carries out the change the plan
+    /// announced: an `IMPLEMENTS` edge, "``syncdb`` will be removed" → "``syncdb`` is no longer
+    /// available") or `words` (it says the plan's work was done, [`reports_done`]).
+    #[serde(default)]
+    pub via: String,
 }
 
 /// Plans past their date.
@@ -495,6 +520,14 @@ impl QueryService {
             .iter()
             .flat_map(|p| own_completion_words(&p.plan.text))
             .collect();
+        let ids: Vec<String> = plans.iter().map(|p| p.plan.id.clone()).collect();
+        let mut carried_out: HashMap<String, Vec<MemoryCard>> = HashMap::new();
+        for found in self.graph.implementations(tenant, &ids, at).await? {
+            carried_out
+                .entry(found.plan)
+                .or_default()
+                .push(found.report);
+        }
         let mut reports: HashMap<String, Vec<MemoryCard>> = HashMap::new();
         for found in self
             .graph
@@ -504,16 +537,22 @@ impl QueryService {
             reports.entry(found.plan).or_default().push(found.report);
         }
         plans.retain(|p| {
-            let candidates = reports
-                .get(&p.plan.id)
-                .map(Vec::as_slice)
-                .unwrap_or_default();
-            match closing_report(&p.plan, candidates, at) {
-                Some(report) => {
+            let of = |found: &HashMap<String, Vec<MemoryCard>>| -> Vec<MemoryCard> {
+                found.get(&p.plan.id).cloned().unwrap_or_default()
+            };
+            let closed = carrying_out(&p.plan, &of(&carried_out), at)
+                .map(|report| (report.clone(), "implements"))
+                .or_else(|| {
+                    closing_report(&p.plan, &of(&reports), at)
+                        .map(|report| (report.clone(), "words"))
+                });
+            match closed {
+                Some((report, via)) => {
                     reported_done.push(ReportedDone {
                         due: p.due.clone(),
                         plan: p.plan.clone(),
-                        report: report.clone(),
+                        report,
+                        via: via.to_string(),
                     });
                     false
                 }

@@ -688,6 +688,10 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
     const TEAMS: &str = "We plan to ship the Teams connector by October 1, 2026.";
     const TEAMS_SHIPPED: &str = "The Teams connector shipped to every workspace.";
     const NOT_YET: &str = "The vendor evaluation has not finished yet.";
+    // Carried out in other words than the plan's: the judge links the two by the identifier
+    // (an IMPLEMENTS edge), not by a word of completion.
+    const RETIRE: &str = "The ``legacy_export`` endpoint will be removed by September 20, 2026.";
+    const RETIRED: &str = "The ``legacy_export`` endpoint is no longer available.";
     let roadmap = format!(
         "# Connectors roadmap\n\n- [x] Ship the Slack connector by September 15, 2026.\n- {GUIDE}\n"
     );
@@ -701,6 +705,8 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
         event("chat", "teams/1", 4, TEAMS),
         event("chat", "teams/2", 129, TEAMS_SHIPPED),
         event("chat", "plans/late-2", 100, NOT_YET),
+        event("chat", "export/1", 5, RETIRE),
+        event("chat", "export/2", 129, RETIRED),
     ];
     // More reports of other work done than a query reads at once (1,000 rows), all written
     // between the Teams plan and the message that reports it shipped: they must not hide it.
@@ -743,14 +749,20 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
     assert_eq!(plans[0]["due"], "2026-09-01");
     assert_eq!(plans[0]["days_overdue"], 34);
     // The Teams connector was due on 1 October, and a message of 4 October says it shipped.
+    // The export endpoint was due on 20 September, and a message of 4 October says it is gone.
     let done = october["reported_done"].as_array().expect("reported_done");
-    assert_eq!(done.len(), 1, "{october}");
+    assert_eq!(done.len(), 2, "{october}");
     assert_eq!(done[0]["plan"]["text"], TEAMS, "{october}");
     assert_eq!(done[0]["report"]["text"], TEAMS_SHIPPED, "{october}");
     assert_eq!(done[0]["due"], "2026-10-01");
-    // Before that message was written the plan was late.
+    assert_eq!(done[0]["via"], "words");
+    assert_eq!(done[1]["plan"]["text"], RETIRE, "{october}");
+    assert_eq!(done[1]["report"]["text"], RETIRED, "{october}");
+    assert_eq!(done[1]["due"], "2026-09-20");
+    assert_eq!(done[1]["via"], "implements", "{october}");
+    // Before those messages were written both plans were late.
     let before = listed("2026-10-03");
-    assert_eq!(texts_of_plans(&before), [TEAMS, LATE], "{before}");
+    assert_eq!(texts_of_plans(&before), [TEAMS, RETIRE, LATE], "{before}");
     assert_eq!(before["reported_done"].as_array().map(Vec::len), Some(0));
     // Before its day nothing is late; on 1 January 2027 the moved pilot and the guide are too,
     // the most recently due first.

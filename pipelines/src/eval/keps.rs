@@ -220,12 +220,16 @@ fn covered(wanted: &[String], unit: &str) -> f64 {
     wanted.iter().filter(|w| have.contains(*w)).count() as f64 / wanted.len() as f64
 }
 
-/// Scores the labelled plans of `groups` against the extracted memory objects.
+/// Scores the labelled plans of `groups` against the extracted memory objects: a plan is
+/// closed by the first later statement of its group that carries it out (an `IMPLEMENTS` edge
+/// into the plan's statement, `implements` as (from, to) memory ids) or says its work was done
+/// (`reports_done`), as `/v1/plans/overdue` closes it.
 fn evaluate_plans(
     plans: &[LabelledPlan],
     groups: &[Group],
     memories: &[&epigraph_operators::MemoryObject],
     dated: &BTreeMap<String, Option<i64>>,
+    implements: &BTreeSet<(String, String)>,
 ) -> PlanScores {
     let mut scores = PlanScores::default();
     for plan in plans {
@@ -261,9 +265,17 @@ fn evaluate_plans(
             .filter(|m| group.keps.contains(&m.source_id) && later(&m.source_id))
             .collect();
         candidates.sort_by_key(|m| (dated.get(&m.source_id).copied().flatten(), m.span.0));
+        let carries_out = |m: &epigraph_operators::MemoryObject| {
+            holder.is_some_and(|h| implements.contains(&(m.id.clone(), h.id.clone())))
+        };
         let closed_by = candidates
             .iter()
-            .find(|m| epigraph_query::plans::reports_done(&plan.plan_text, &m.text))
+            .find(|m| carries_out(m))
+            .or_else(|| {
+                candidates
+                    .iter()
+                    .find(|m| epigraph_query::plans::reports_done(&plan.plan_text, &m.text))
+            })
             .map(|m| (m.source_id.clone(), m.text.clone()));
         let done = plan.outcome == "done";
         if done {
@@ -659,7 +671,22 @@ pub fn evaluate_keps(
                 _ => None,
             })
             .collect();
-        Some(evaluate_plans(&labelled, &groups, &objects, &dated))
+        let implements: BTreeSet<(String, String)> = graph
+            .iter()
+            .filter_map(|e| match e {
+                GraphElement::Relation(r) if r.rel_type == "IMPLEMENTS" => {
+                    Some((r.from.clone(), r.to.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        Some(evaluate_plans(
+            &labelled,
+            &groups,
+            &objects,
+            &dated,
+            &implements,
+        ))
     } else {
         None
     };

@@ -451,6 +451,36 @@ impl GraphReader {
         self.rows(q, "reading reports of work done").await
     }
 
+    /// The statements that carry out what the given plans announced (`IMPLEMENTS` edges into
+    /// them, drawn by the judge's identifier rule), written by `at`, the earliest first, at most
+    /// [`REPORTS_PER_PLAN`] a plan.
+    pub async fn implementations(
+        &self,
+        tenant: &str,
+        plans: &[String],
+        at: i64,
+    ) -> Result<Vec<PlanReport>, QueryError> {
+        if plans.is_empty() {
+            return Ok(Vec::new());
+        }
+        let text = format!(
+            "MATCH (m:Memory)-[e:IMPLEMENTS]->(p:Memory) WHERE p.tenant = $tenant \
+             AND p.id IN $plans AND m.id <> p.id AND coalesce(e.t_valid, m.t_valid) <= $at \
+             WITH p, m ORDER BY m.t_valid, m.id \
+             WITH p, collect(m)[..$per_plan] AS found \
+             UNWIND found AS m \
+             CALL (m) {{ RETURN {{{card}}} AS report }} \
+             RETURN p.id AS plan, report",
+            card = as_map(&CARD)
+        );
+        let q = query(&text)
+            .param("tenant", tenant)
+            .param("plans", plans.to_vec())
+            .param("at", at)
+            .param("per_plan", REPORTS_PER_PLAN as i64);
+        self.rows(q, "reading what carried plans out").await
+    }
+
     /// Questions that an answer closed (now, or by `as_of`), the most recently answered first,
     /// each with the statement that answers it.
     pub async fn answered_questions(
