@@ -317,18 +317,25 @@ pub fn closing_report<'r>(
     reports: &'r [MemoryCard],
     at: i64,
 ) -> Option<&'r MemoryCard> {
-    let written = plan.t_valid?;
-    reports.iter().find(|report| {
-        let view = AsOf {
-            card: report,
-            at: Some(at),
-        };
-        report.id != plan.id
-            && report.t_valid.is_some_and(|t| t > written && t <= at)
-            && view.visible()
-            && view.superseded_by().is_empty()
-            && reports_done(&plan.text, &report.text)
-    })
+    reports
+        .iter()
+        .find(|report| stands_after(plan, report, at) && reports_done(&plan.text, &report.text))
+}
+
+/// Whether `report` can close `plan` by `at`: another statement, written after the plan and by
+/// `at`, visible then and not superseded.
+fn stands_after(plan: &MemoryCard, report: &MemoryCard, at: i64) -> bool {
+    let view = AsOf {
+        card: report,
+        at: Some(at),
+    };
+    report.id != plan.id
+        && plan
+            .t_valid
+            .zip(report.t_valid)
+            .is_some_and(|(written, t)| t > written && t <= at)
+        && view.visible()
+        && view.superseded_by().is_empty()
 }
 
 /// The first statement among `implementing` (statements with an `IMPLEMENTS` edge into the
@@ -338,17 +345,9 @@ pub fn carrying_out<'r>(
     implementing: &'r [MemoryCard],
     at: i64,
 ) -> Option<&'r MemoryCard> {
-    let written = plan.t_valid?;
-    implementing.iter().find(|report| {
-        let view = AsOf {
-            card: report,
-            at: Some(at),
-        };
-        report.id != plan.id
-            && report.t_valid.is_some_and(|t| t > written && t <= at)
-            && view.visible()
-            && view.superseded_by().is_empty()
-    })
+    implementing
+        .iter()
+        .find(|report| stands_after(plan, report, at))
 }
 
 /// Whether a statement typed a plan says itself that its work was done: a word of completion

@@ -1102,15 +1102,7 @@ async fn a_query_service_started_while_neo4j_is_down_answers_503_and_recovers_by
         .join()
         .expect("http thread")
     };
-    assert_eq!(retry_after.0, 503);
-    assert!(
-        retry_after
-            .1
-            .as_deref()
-            .and_then(|s| s.parse::<u64>().ok())
-            .is_some_and(|s| s > 0),
-        "Retry-After in seconds: {retry_after:?}"
-    );
+    assert_refused_for_a_while(&retry_after);
     let (status, ready) = http_text(&addr, "/readyz").expect("serve answers");
     assert_eq!(status, 503, "{ready}");
     let ready: Value = serde_json::from_str(&ready).unwrap();
@@ -1159,6 +1151,19 @@ async fn a_query_service_started_while_neo4j_is_down_answers_503_and_recovers_by
             "away_seconds": away_seconds,
             "reads_served_after_return_seconds": reads_after,
         })
+    );
+}
+
+/// A `503` with a `Retry-After` of some seconds.
+fn assert_refused_for_a_while(answer: &(u16, Option<String>)) {
+    assert_eq!(answer.0, 503, "{answer:?}");
+    assert!(
+        answer
+            .1
+            .as_deref()
+            .and_then(|s| s.parse::<u64>().ok())
+            .is_some_and(|s| s > 0),
+        "Retry-After in seconds: {answer:?}"
     );
 }
 
@@ -1247,15 +1252,7 @@ async fn a_query_service_started_while_lancedb_cannot_be_opened_answers_503_and_
         "none",
         r#"{"q": "launch"}"#,
     );
-    assert_eq!(retry_after.0, 503);
-    assert!(
-        retry_after
-            .1
-            .as_deref()
-            .and_then(|s| s.parse::<u64>().ok())
-            .is_some_and(|s| s > 0),
-        "Retry-After in seconds: {retry_after:?}"
-    );
+    assert_refused_for_a_while(&retry_after);
     for path in ["/readyz", "/healthz"] {
         let (status, body) = http_text(&addr, path).expect("serve answers");
         assert_eq!(status, 503, "{path}: {body}");
