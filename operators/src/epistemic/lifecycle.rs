@@ -274,12 +274,30 @@ impl LifecycleRules {
     ///     [s("admin.site.urls", Stance::Names), s("include", Stance::Names)],
     /// );
     /// assert_eq!(said("``syncdb`` now queries the database routers."), [s("syncdb", Stance::Names)]);
+    /// assert_eq!(
+    ///     said("There is no longer a type error thrown when ``numpy.einsum`` is passed an array."),
+    ///     [s("numpy.einsum", Stance::Names)],
+    /// );
     /// // Negated: no change.
     /// assert_eq!(said("The ``url`` tag will not be removed."), [s("url", Stance::Names)]);
     /// ```
     pub fn named(&self, text: &str) -> Vec<(String, Stance, String)> {
-        let announced = self.announces.find_all(text);
-        let carried = self.carries_out.find_all(text);
+        // "There is no longer a type error …": the cue's subject is what follows, not a name.
+        let said_of_something = |m: &crate::extract::cues::CueMatch| {
+            !text[..m.start].trim_end().to_lowercase().ends_with("there")
+        };
+        let announced: Vec<_> = self
+            .announces
+            .find_all(text)
+            .into_iter()
+            .filter(said_of_something)
+            .collect();
+        let carried: Vec<_> = self
+            .carries_out
+            .find_all(text)
+            .into_iter()
+            .filter(said_of_something)
+            .collect();
         let first_cue = |found: &[crate::extract::cues::CueMatch]| {
             found
                 .iter()
