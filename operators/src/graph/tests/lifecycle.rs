@@ -96,5 +96,20 @@ fn an_earlier_mention_in_the_same_source_or_without_a_date_is_not_superseded() {
     };
     let both = format!("{DESCRIBED}\n\n{REMOVED}");
     let result = rounds(vec![(vec![undated, notes("1.9", 900, &both)], vec![])]);
+    // Both statements are there to be judged, in both sources …
+    let sources_of = |text: &str| -> Vec<String> {
+        let mut sources: Vec<String> = result[0]
+            .iter()
+            .filter_map(|e| match e {
+                GraphElement::Memory(m) if m.text == text => Some(m.source_id.clone()),
+                _ => None,
+            })
+            .collect();
+        sources.sort();
+        sources
+    };
+    assert_eq!(sources_of(DESCRIBED), ["django-1.9", "notes-undated"]);
+    assert_eq!(sources_of(REMOVED), ["django-1.9"]);
+    // … and the removal supersedes neither its own source's mention nor an undated one.
     assert_eq!(edges(&result[0]), []);
 }
