@@ -43,6 +43,9 @@ pub enum Judged {
     Blocks,
     /// `from` states what `to` states.
     Supports,
+    /// `from` (later) carries out the change `to` announced ("is removed" after "is
+    /// deprecated"); a carried-out plan counts as done.
+    Implements,
 }
 
 impl Judged {
@@ -61,6 +64,7 @@ impl Judged {
             Judged::Answers => "ANSWERS",
             Judged::Blocks => "BLOCKS",
             Judged::Supports => "SUPPORTS",
+            Judged::Implements => "IMPLEMENTS",
         }
     }
 
@@ -72,13 +76,25 @@ impl Judged {
     }
 
     /// Every judgement a reviewer can review.
-    pub const ALL: [Judged; 5] = [
+    pub const ALL: [Judged; 6] = [
         Judged::Supersedes,
         Judged::Contradicts,
         Judged::Answers,
         Judged::Blocks,
         Judged::Supports,
+        Judged::Implements,
     ];
+
+    /// The relationship types of every judgement, for messages ("SUPERSEDES, CONTRADICTS, …").
+    ///
+    /// ```
+    /// use epigraph_schemas::feedback::Judged;
+    /// assert!(Judged::names().starts_with("SUPERSEDES, CONTRADICTS"));
+    /// assert!(Judged::names().ends_with("IMPLEMENTS"));
+    /// ```
+    pub fn names() -> String {
+        Self::ALL.map(Judged::rel_type).join(", ")
+    }
 
     /// Whether the edge goes both ways (one review covers `a → b` and `b → a`).
     pub fn symmetric(self) -> bool {

@@ -158,6 +158,7 @@ fn link_kind(rel_type: &str) -> Option<LinkKind> {
         Judged::Answers => LinkKind::Answers,
         Judged::Blocks => LinkKind::Blocks,
         Judged::Supports => LinkKind::Supports,
+        Judged::Implements => LinkKind::Implements,
     })
 }
 

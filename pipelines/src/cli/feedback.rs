@@ -42,7 +42,7 @@ pub enum FeedbackAction {
     Assert(Judgement),
     /// Withdraw the review of a judgement.
     Unreview {
-        /// CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS or SUPPORTS.
+        /// CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS, SUPPORTS or IMPLEMENTS.
         relation: String,
         /// The edge's start (a memory object id).
         from: String,
@@ -67,7 +67,7 @@ pub enum FeedbackAction {
 /// A judgement to review (the ids as `/v1/contradictions` or `/v1/timeline` show them).
 #[derive(Debug, clap::Args)]
 pub struct Judgement {
-    /// CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS or SUPPORTS.
+    /// CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS, SUPPORTS or IMPLEMENTS.
     relation: String,
     /// The edge's start (a memory object id).
     from: String,
@@ -85,11 +85,8 @@ pub struct Judgement {
 }
 
 fn judged(relation: &str) -> Result<Judged> {
-    Judged::parse(relation).with_context(|| {
-        format!(
-            "unknown relation {relation:?}: CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS or SUPPORTS"
-        )
-    })
+    Judged::parse(relation)
+        .with_context(|| format!("unknown relation {relation:?}: {}", Judged::names()))
 }
 
 fn reviewed(judgement: Judgement, verdict: ReviewVerdict) -> Result<Feedback> {

@@ -301,8 +301,8 @@ fn subject(relation: &str) -> Result<Subject, ApiError> {
         .map(Subject::Judgement)
         .ok_or_else(|| {
             ApiError::bad_request(format!(
-                "unknown relation {relation:?}: reviewable are CONTRADICTS, SUPERSEDES, ANSWERS, \
-             BLOCKS, SUPPORTS and SAME_AS"
+                "unknown relation {relation:?}: reviewable are {} and SAME_AS",
+                Judged::names()
             ))
         })
 }

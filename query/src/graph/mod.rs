@@ -276,7 +276,8 @@ impl GraphReader {
             None if relation == "SAME_AS" => ("SAME_AS", true),
             None => {
                 return Err(QueryError::Invalid(format!(
-                    "{relation:?} is not a judgement (CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS, SUPPORTS, SAME_AS)"
+                    "{relation:?} is not a judgement ({}, SAME_AS)",
+                    Judged::names()
                 )));
             }
         };

@@ -330,3 +330,52 @@ fn a_note_takes_its_declared_type_and_asserts_its_links() {
     assert_eq!(drawn[0].to, o);
     assert_eq!(standing(&graphs[0], PRIMARY), Standing::Superseded);
 }
+
+const DEPRECATED: &str =
+    "The ``syncdb`` command has been deprecated in favor of the new ``migrate`` command.";
+const REMOVED: &str = "The ``syncdb`` command is removed.";
+
+#[test]
+fn a_rejected_implementation_is_retracted_and_a_confirmed_one_marked() {
+    let notes = |version: &str, day: i64, body: &str| {
+        source(
+            &format!("django-{version}"),
+            day,
+            &format!("# Django {version} release notes\n\n{body}\n"),
+        )
+    };
+    let (announced, done) = (notes("1.7", 400, DEPRECATED), notes("1.9", 900, REMOVED));
+    let before = rounds(vec![(
+        vec![(announced.clone(), 1), (done.clone(), 1)],
+        vec![],
+    )]);
+    let (a, d) = (
+        memory_id(&before[0], DEPRECATED),
+        memory_id(&before[0], REMOVED),
+    );
+    let drawn = |graph: &[GraphElement]| -> Vec<(String, String, Option<String>)> {
+        edges(graph, "IMPLEMENTS")
+            .iter()
+            .map(|r| (r.from.clone(), r.to.clone(), r.review.clone()))
+            .collect()
+    };
+    assert_eq!(drawn(&before[0]), [(d.clone(), a.clone(), None)]);
+    let rejected = review("IMPLEMENTS", &d, &a, false);
+    let graphs = rounds(vec![
+        (vec![(announced, 1), (done, 1)], vec![(rejected.clone(), 1)]),
+        (
+            vec![],
+            vec![(rejected, -1), (review("IMPLEMENTS", &d, &a, true), 1)],
+        ),
+    ]);
+    assert_eq!(
+        drawn(&graphs[0]),
+        [],
+        "the rejected implementation is not drawn"
+    );
+    assert_eq!(
+        drawn(&graphs[1]),
+        [(d, a, Some("confirmed".to_string()))],
+        "withdrawn and confirmed instead: drawn again, marked"
+    );
+}

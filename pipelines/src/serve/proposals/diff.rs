@@ -79,7 +79,8 @@ fn feedback_keys(
 fn judged(relation: &str) -> Result<Judged, ApiError> {
     Judged::parse(relation).ok_or_else(|| {
         ApiError::bad_request(format!(
-            "unknown relation {relation:?}: CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS, SUPPORTS or SAME_AS"
+            "unknown relation {relation:?}: {} or SAME_AS",
+            Judged::names()
         ))
     })
 }

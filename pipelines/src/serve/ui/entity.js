@@ -5,7 +5,7 @@ import { api, asOfParam, day, esc, go, review, reviewOf, settings } from "./app.
 const entityView = { name: localStorage.getItem("epigraph.entity") || "" };
 const EDGE_COLOURS = {
   CONTRADICTS: "#c0392b", SUPERSEDES: "#d68910", SUPPORTS: "#1e8449", ANSWERS: "#2874a6",
-  BLOCKS: "#8e44ad", SAME_AS: "#555", MENTIONS: "#aab", DERIVED_FROM: "#ccd",
+  BLOCKS: "#8e44ad", IMPLEMENTS: "#117a65", SAME_AS: "#555", MENTIONS: "#aab", DERIVED_FROM: "#ccd",
 };
 const label = (n) => {
   const p = n.properties || {};

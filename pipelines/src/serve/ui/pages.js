@@ -103,6 +103,8 @@ async function detail(aside, id, cards) {
 
 /** The signed edges the card's lists do not hold (SUPPORTS, BASED_ON, REFINES, …), each with the other end's text and why it was drawn. */
 const GROUNDS = ["SUPPORTS", "BASED_ON", "DERIVES_FROM", "IMPLEMENTS", "REFINES", "ENABLES", "PRECEDES", "SAME_STATEMENT"];
+/** The grounds a reviewer can confirm or reject (the rest are drawn from citations and copies). */
+const REVIEWABLE_GROUNDS = new Set(["SUPPORTS", "IMPLEMENTS"]);
 async function grounds(box, id) {
   let graph;
   try {
@@ -121,8 +123,10 @@ async function grounds(box, id) {
     const why = e.properties?.evidence || [];
     return `<li data-edge="${esc(e.type)}">${outgoing ? "" : "← "}<strong>${esc(e.type)}</strong>${outgoing ? " →" : ""} <a href="#/priorities?node=${encodeURIComponent(other?.id || "")}">${esc(text.slice(0, 140))}</a>` +
       `${other?.properties?.title ? ` <span class="muted">(${esc(other.properties.title)})</span>` : ""}` +
-      `${why.length ? `<ul class="evidence" aria-label="why it was drawn">${why.map((w) => `<li>${esc(w)}</li>`).join("")}</ul>` : ""}</li>`;
+      `${why.length ? `<ul class="evidence" aria-label="why it was drawn">${why.map((w) => `<li>${esc(w)}</li>`).join("")}</ul>` : ""}` +
+      `${REVIEWABLE_GROUNDS.has(e.type) ? `<div class="review">${reviewControls(e.type, e.from, e.to)}</div>` : ""}</li>`;
   }).join("")}</ul>` : '<p class="muted">No grounds, support or restatements drawn to or from it.</p>';
+  reviewButtons(box);
   box.dataset.loaded = edges.length;
 }
 
