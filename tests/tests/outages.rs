@@ -24,6 +24,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use epigraph_tests::{TestEnv, http_text, metric_sample, neo4j, serial};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1045,8 +1049,9 @@ async fn a_query_service_started_while_kafka_is_down_serves_reads_and_refuses_wr
 
 /// `epigraph serve` started while Neo4j is down: it listens, answers reads that need the graph
 /// `503` with the reason and `Retry-After` within a bounded time (not a hang), says so on
-/// `/readyz`, still takes webhook writes (they go to Kafka), and serves the graph again by
-/// itself once Neo4j is back, without a restart.
+/// `/readyz`, still takes webhook writes (they go to Kafka), refuses proposals (checked against
+/// the graph) and store-reading MCP tools at once with the reason while the proposal desk
+/// answers, and serves the graph again by itself once Neo4j is back, without a restart.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_query_service_started_while_neo4j_is_down_answers_503_and_recovers_by_itself() {
     let _guard = serial().await;
@@ -1120,6 +1125,59 @@ async fn a_query_service_started_while_neo4j_is_down_answers_503_and_recovers_by
     let (status, body) =
         epigraph_tests::http_post(&format!("{base}/v1/ingest"), Some(&hook), &document);
     assert_eq!(status, 202, "{body}");
+    // A proposal is checked against the graph first: refused with the reason, not left to wait.
+    let note = serde_json::json!({"change": {"kind": "remember", "memory_type": "OBSERVATION",
+        "text": "The beta waitlist passed 400 teams."}, "why": "test"})
+    .to_string();
+    let (status, body) =
+        epigraph_tests::http_post(&format!("{base}/v1/proposals"), Some(&person), &note);
+    assert_eq!(status, 503, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.to_lowercase().contains("neo4j")),
+        "{body}"
+    );
+    // The proposal desk follows Kafka: its list answers.
+    let (status, body) =
+        epigraph_tests::http_get_with(&format!("{base}/v1/proposals"), Some(&person));
+    assert_eq!(status, 200, "{body}");
+    // MCP, as HTTP: a store-reading tool is refused at once with the reason and a 503 mark;
+    // the proposal desk's tools answer.
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(format!("{base}/mcp"))
+            .auth_header(person.clone()),
+    );
+    let mcp = ().serve(transport).await.expect("MCP initialize");
+    let args = |v: Value| v.as_object().expect("object").clone();
+    let search = || {
+        CallToolRequestParams::new("search_memory").with_arguments(args(
+            serde_json::json!({"query": "launch checklist", "k": 3}),
+        ))
+    };
+    let asked = Instant::now();
+    let refused = mcp.call_tool(search()).await;
+    let tool_refused_in = asked.elapsed().as_secs_f64();
+    match refused {
+        Err(rmcp::ServiceError::McpError(error)) => {
+            assert!(error.message.to_lowercase().contains("neo4j"), "{error:?}");
+            assert_eq!(
+                error.data.as_ref().map(|d| d["status"].clone()),
+                Some(serde_json::json!(503)),
+                "{error:?}"
+            );
+        }
+        other => panic!("search_memory while Neo4j is down: {other:?}"),
+    }
+    assert!(
+        tool_refused_in < 5.0,
+        "the tool was refused after {tool_refused_in:.1} s"
+    );
+    mcp.call_tool(
+        CallToolRequestParams::new("list_proposals").with_arguments(args(serde_json::json!({}))),
+    )
+    .await
+    .expect("list_proposals answers without Neo4j");
 
     // Neo4j returns: the same read is served, without a restart.
     let away_seconds = gone.elapsed().as_secs_f64();
@@ -1142,12 +1200,18 @@ async fn a_query_service_started_while_neo4j_is_down_answers_503_and_recovers_by
     let reads_after = returned.elapsed().as_secs_f64();
     let (status, ready) = http_text(&addr, "/readyz").expect("serve answers");
     assert_eq!(status, 200, "{ready}");
+    let found = mcp
+        .call_tool(search())
+        .await
+        .expect("search_memory once Neo4j is back");
+    assert!(found.structured_content.is_some(), "{found:?}");
     println!(
         "{}",
         serde_json::json!({
             "trial": "serve started without Neo4j",
             "listening_after_seconds": listening_after,
             "read_refused_in_seconds": refused_in,
+            "tool_refused_in_seconds": tool_refused_in,
             "away_seconds": away_seconds,
             "reads_served_after_return_seconds": reads_after,
         })

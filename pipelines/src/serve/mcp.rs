@@ -84,7 +84,7 @@ pub struct ListArgs {
 /// Arguments of `review_judgement`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ReviewArgs {
-    /// CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS, SUPPORTS (between memory objects) or SAME_AS
+    /// CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS, SUPPORTS, IMPLEMENTS (between memory objects) or SAME_AS
     /// (between entities).
     pub relation: String,
     /// The edge's start node id (as list_contradictions or get_node show it).
@@ -156,7 +156,7 @@ pub struct EditArgs {
 /// Arguments of `propose_relation` and `dispute`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct RelationArgs {
-    /// CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS or SUPPORTS between memory objects (SAME_AS
+    /// CONTRADICTS, SUPERSEDES, ANSWERS, BLOCKS, SUPPORTS or IMPLEMENTS between memory objects (SAME_AS
     /// between entities for `dispute`).
     pub relation: String,
     /// Start node id.
@@ -283,10 +283,25 @@ fn tenant_of(parts: &axum::http::request::Parts) -> Result<String, ErrorData> {
 fn to_tool_error(error: ApiError) -> ErrorData {
     if error.status().is_client_error() {
         ErrorData::invalid_params(error.message().to_string(), None)
+    } else if error.status() == axum::http::StatusCode::SERVICE_UNAVAILABLE {
+        unavailable(error.message().to_string())
     } else {
         ErrorData::internal_error(error.message().to_string(), None)
     }
 }
+
+/// A store or Kafka that does not answer now: an internal error whose data says so, as HTTP's
+/// `503` with `Retry-After: 5` does (`{"status": 503, "retry_after": 5}`).
+fn unavailable(message: String) -> ErrorData {
+    ErrorData::internal_error(
+        message,
+        Some(serde_json::json!({"status": 503, "retry_after": 5})),
+    )
+}
+
+/// The tools that read neither Neo4j nor LanceDB (the proposal desk follows Kafka): every other
+/// tool is refused at once, with the reason, while a store is unreachable.
+const WITHOUT_STORES: [&str; 2] = ["list_proposals", "get_proposal"];
 
 /// The caller of a tool: the token's, marked as acting over MCP (an agent).
 fn caller_of(parts: &axum::http::request::Parts) -> Result<Caller, ErrorData> {
@@ -577,7 +592,7 @@ impl EpigraphMcp {
     }
 
     #[tool(
-        description = "Propose a relation between two memory objects that the system did not draw: CONTRADICTS, SUPERSEDES (from replaces to), ANSWERS (from answers the question to), BLOCKS (the question from holds up to) or SUPPORTS. Once applied it is drawn as asserted, with what follows (an asserted supersession retires the older statement).",
+        description = "Propose a relation between two memory objects that the system did not draw: CONTRADICTS, SUPERSEDES (from replaces to), ANSWERS (from answers the question to), BLOCKS (the question from holds up to), SUPPORTS or IMPLEMENTS (from carries out the change to announced). Once applied it is drawn as asserted, with what follows (an asserted supersession retires the older statement).",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -858,7 +873,8 @@ impl EpigraphMcp {
 #[tool_handler]
 impl ServerHandler for EpigraphMcp {
     /// Every tool call, through the router; a tool that panics answers an internal error
-    /// (rmcp would leave the call unanswered: [`super::panics`]).
+    /// (rmcp would leave the call unanswered: [`super::panics`]); while Neo4j or LanceDB is
+    /// unreachable, an internal error with the reason and `{"status": 503}` at once.
     async fn call_tool(
         &self,
         request: rmcp::model::CallToolRequestParams,
@@ -871,7 +887,15 @@ impl ServerHandler for EpigraphMcp {
             .and_then(|parts| parts.extensions.get::<super::metrics::ServeMetrics>())
             .cloned();
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        super::panics::catch_tool(&tool, metrics.as_ref(), Self::tool_router().call(call)).await
+        let router = Self::tool_router();
+        let work = super::panics::catch_tool(&tool, metrics.as_ref(), router.call(call));
+        if WITHOUT_STORES.contains(&tool.as_str()) {
+            return work.await;
+        }
+        // As the HTTP routes' guard: refused while a store is down, cut short if one goes down.
+        super::stores::unless_down(&self.state.stores, work)
+            .await
+            .unwrap_or_else(|reason| Err(unavailable(super::stores::retry_later(&reason))))
     }
 
     fn get_info(&self) -> ServerConfig {

@@ -53,6 +53,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use axum::extract::{DefaultBodyLimit, State};
+use axum::handler::Handler;
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
@@ -329,6 +330,9 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/timeline", get(api::timeline))
         .route("/v1/traverse", get(api::traverse))
         .route_layer(middleware::from_fn_with_state(state.clone(), stores::guard));
+    // The writes checked against the graph first (a review's edge, a proposal's diff): the same
+    // guard; the lists of reviews and proposals follow Kafka and answer during an outage.
+    let checked = middleware::from_fn_with_state(state.clone(), stores::guard);
     let reads = Router::new()
         .merge(store_reads)
         .route("/v1/priorities/history", get(history::history))
@@ -336,15 +340,18 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/v1/reviews",
             get(reviews::reviews)
-                .post(reviews::review)
+                .post(reviews::review.layer(checked.clone()))
                 .delete(reviews::withdraw),
         )
         .route(
             "/v1/proposals",
-            get(proposals::http::list).post(proposals::http::propose),
+            get(proposals::http::list).post(proposals::http::propose.layer(checked.clone())),
         )
         .route("/v1/proposals/{id}", get(proposals::http::get))
-        .route("/v1/proposals/{id}/approve", post(proposals::http::approve))
+        .route(
+            "/v1/proposals/{id}/approve",
+            post(proposals::http::approve.layer(checked)),
+        )
         .route("/v1/proposals/{id}/reject", post(proposals::http::reject))
         .route(
             "/v1/proposals/{id}/withdraw",

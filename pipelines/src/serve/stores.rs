@@ -117,23 +117,19 @@ async fn bounded(timeout: Duration, probe: impl Future<Output = Option<String>>)
 }
 
 fn unavailable(reason: String) -> Response {
-    let mut response = ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        format!("{reason}; retry later (the query service recovers by itself when it answers)"),
-    )
-    .into_response();
+    let mut response =
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, retry_later(&reason)).into_response();
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
     response
 }
 
-/// The query routes' guard: `503` with the reason while a store is unreachable, also for a
-/// request that was running when it went down.
-pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let health = &state.stores;
+/// `work`'s output, unless a store is unreachable when it starts or goes down while it runs:
+/// then why, at once (the work is dropped).
+pub async fn unless_down<F: Future>(health: &StoreHealth, work: F) -> Result<F::Output, String> {
     if let Some(reason) = health.reason() {
-        return unavailable(reason);
+        return Err(reason);
     }
     let mut watch = health.reason.subscribe();
     let went_down = async move {
@@ -147,9 +143,22 @@ pub async fn guard(State(state): State<AppState>, request: Request, next: Next) 
         }
     };
     tokio::select! {
-        response = next.run(request) => response,
-        reason = went_down => unavailable(reason),
+        output = work => Ok(output),
+        reason = went_down => Err(reason),
     }
+}
+
+/// What a caller is told while a store is unreachable.
+pub fn retry_later(reason: &str) -> String {
+    format!("{reason}; retry later (the query service recovers by itself when it answers)")
+}
+
+/// The query routes' guard: `503` with the reason while a store is unreachable, also for a
+/// request that was running when it went down.
+pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    unless_down(&state.stores, next.run(request))
+        .await
+        .unwrap_or_else(unavailable)
 }
 
 /// `GET /readyz`: `200` while both stores answer, else `503` with the reason; `writes` says
