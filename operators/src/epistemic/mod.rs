@@ -48,6 +48,7 @@ pub mod lifecycle;
 pub mod matters;
 pub mod restated;
 pub mod review;
+pub mod revisions;
 mod rules;
 pub mod tenure;
 pub mod why;
@@ -216,6 +217,8 @@ where
         .map(|(_, m)| m);
     // Statements retiring an identifier, against the earlier ones naming it (see `lifecycle`).
     let lifecycle_links = lifecycle::links(judged_memories.clone(), rules.clone());
+    // Statements revising a value stated earlier (supported versions, "from A to B").
+    let revision_links = revisions::links(judged_memories.clone(), rules.clone());
     let facts_rules = rules.clone();
     let facts = judged_memories
         .map(|m| (m.id.clone(), Part::Memory(Box::new(m))))
@@ -459,7 +462,8 @@ where
             .concat(matter_links)
             .concat(by_matter)
             .concat(restatements)
-            .concat(lifecycle_links),
+            .concat(lifecycle_links)
+            .concat(revision_links),
     );
     // No supersession between the statements of two numbered documents (see above).
     let in_numbered = memories

@@ -7,6 +7,7 @@ use epigraph_schemas::calendar::MONTH_NAMES as MONTHS;
 
 use super::citations::CitationRules;
 use super::lifecycle::LifecycleRules;
+use super::revisions::RevisionRules;
 use crate::extract::cues::CueSet;
 use crate::extract::dates::period;
 use crate::extract::mentions::owner_rank;
@@ -30,6 +31,7 @@ pub struct Rules {
     cue_words: BTreeSet<String>,
     citations: Option<CitationRules>,
     lifecycle: Option<LifecycleRules>,
+    revisions: Option<RevisionRules>,
 }
 
 impl Rules {
@@ -64,9 +66,16 @@ impl Rules {
             .filter(|l| l.enabled)
             .map(LifecycleRules::new)
             .transpose()?;
+        let revisions = spec
+            .revisions
+            .as_ref()
+            .filter(|r| r.enabled)
+            .map(RevisionRules::new)
+            .transpose()?;
         let mut rules = Rules {
             citations,
             lifecycle,
+            revisions,
             attributes,
             spec,
             update,
@@ -97,6 +106,11 @@ impl Rules {
     /// The lifecycle rules, when `[epistemics.lifecycle]` is configured and enabled.
     pub fn lifecycle(&self) -> Option<&LifecycleRules> {
         self.lifecycle.as_ref()
+    }
+
+    /// The revision rules, when `[epistemics.revisions]` is configured and enabled.
+    pub fn revisions(&self) -> Option<&RevisionRules> {
+        self.revisions.as_ref()
     }
 
     /// The configuration they were compiled from.

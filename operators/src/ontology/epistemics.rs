@@ -39,6 +39,10 @@ pub struct EpistemicsSpec {
     /// Statements retiring something named by an identifier ("``syncdb`` is removed").
     #[serde(default)]
     pub lifecycle: Option<LifecycleSpec>,
+    /// Statements revising a stated value: the versions of a platform supported, "increased
+    /// from A to B".
+    #[serde(default)]
+    pub revisions: Option<RevisionsSpec>,
     /// What questions ask for.
     #[serde(default)]
     pub need: Vec<NeedSpec>,
@@ -212,6 +216,34 @@ pub struct LifecycleSpec {
     /// Characters an identifier's key has at least.
     pub min_length: usize,
     /// Earlier sources naming the identifier compared per retiring statement, newest first.
+    pub max_lookback: usize,
+}
+
+/// `[epistemics.revisions]`: a later statement that states another value of the same matter
+/// supersedes the earlier ones (see `epistemic::revisions`): the versions of a platform a
+/// product supports ("Django 3.0 supports Python 3.6, 3.7, 3.8") and a value changed "from A to
+/// B" ("The default iteration count … is increased from 600,000 to 720,000").
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RevisionsSpec {
+    /// Whether such statements are judged at all.
+    pub enabled: bool,
+    /// Platforms whose supported versions a statement can state (`Python`, `PostgreSQL`),
+    /// matched as whole words, case-sensitively.
+    pub platforms: Vec<String>,
+    /// Cues of a statement about support ("supports", "requires", "minimum").
+    pub support: Vec<String>,
+    /// Cues of a statement that adds versions to those supported rather than stating all of
+    /// them ("introduces support for Python 3.2"): it supersedes nothing.
+    pub adds: Vec<String>,
+    /// Cues of a statement announcing a change of support ("will drop support", "is the last
+    /// release to support").
+    pub announces: Vec<String>,
+    /// Cues of a statement carrying one out ("has been dropped", "no longer supports").
+    pub carries_out: Vec<String>,
+    /// Verbs of a changed value: "<matter> is <verb> from A to B" (`increased`, `raised`).
+    pub change_verbs: Vec<String>,
+    /// Earlier sources compared per revising statement, newest first.
     pub max_lookback: usize,
 }
 

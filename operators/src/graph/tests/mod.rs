@@ -6,4 +6,5 @@ mod epistemics;
 mod extraction;
 mod lifecycle;
 mod reviews;
+mod revisions;
 mod tenure;
