@@ -895,7 +895,7 @@ impl ServerHandler for EpigraphMcp {
         // As the HTTP routes' guard: refused while a store is down, cut short if one goes down.
         super::stores::unless_down(&self.state.stores, work)
             .await
-            .unwrap_or_else(|reason| Err(unavailable(super::stores::retry_later(&reason))))
+            .unwrap_or_else(|down| Err(unavailable(super::stores::retry_later(&down.0))))
     }
 
     fn get_info(&self) -> ServerConfig {

@@ -125,11 +125,15 @@ fn unavailable(reason: String) -> Response {
     response
 }
 
+/// A store that does not answer, with why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreDown(pub String);
+
 /// `work`'s output, unless a store is unreachable when it starts or goes down while it runs:
 /// then why, at once (the work is dropped).
-pub async fn unless_down<F: Future>(health: &StoreHealth, work: F) -> Result<F::Output, String> {
+pub async fn unless_down<F: Future>(health: &StoreHealth, work: F) -> Result<F::Output, StoreDown> {
     if let Some(reason) = health.reason() {
-        return Err(reason);
+        return Err(StoreDown(reason));
     }
     let mut watch = health.reason.subscribe();
     let went_down = async move {
@@ -144,7 +148,7 @@ pub async fn unless_down<F: Future>(health: &StoreHealth, work: F) -> Result<F::
     };
     tokio::select! {
         output = work => Ok(output),
-        reason = went_down => Err(reason),
+        reason = went_down => Err(StoreDown(reason)),
     }
 }
 
@@ -158,7 +162,7 @@ pub fn retry_later(reason: &str) -> String {
 pub async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
     unless_down(&state.stores, next.run(request))
         .await
-        .unwrap_or_else(unavailable)
+        .unwrap_or_else(|StoreDown(reason)| unavailable(reason))
 }
 
 /// `GET /readyz`: `200` while both stores answer, else `503` with the reason; `writes` says
