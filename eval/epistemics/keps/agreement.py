@@ -31,9 +31,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 KEPS = os.path.join(REPO, "tests", "fixtures", "keps", "keps")
 PEPS = os.path.join(REPO, "tests", "fixtures", "peps")
-# Folders of text documents (`<id>.txt`): Django's, NumPy's and SciPy's release notes.
+# Folders of text documents (`<id>.txt`): Django's, NumPy's, SciPy's and Pillow's release notes.
 TEXTS = [os.path.join(REPO, "tests", "fixtures", name)
-         for name in ("django-releases", "numpy-releases", "scipy-releases")]
+         for name in ("django-releases", "numpy-releases", "scipy-releases", "pillow-releases")]
 
 
 def path_of(doc):
