@@ -396,6 +396,8 @@ const DATE_KEYS: [&str; 7] = [
 /// assert_eq!(declared_date(notes), Some(day(2021, 12, 7)));
 /// // A date inside a sentence, or further down, is not the document's.
 /// assert_eq!(declared_date("# Plan\nWe ship on December 7, 2021.\n"), None);
+/// // A version under which Pillow's notes start is no date (it read as 9 February of year 0).
+/// assert_eq!(declared_date("9.2.0\n-----\n\nDeprecations\n============\n"), None);
 /// ```
 pub fn declared_date(text: &str) -> Option<i64> {
     let mut found: Vec<(usize, i64)> = text
@@ -470,7 +472,8 @@ pub fn named_date(title: Option<&str>, file_stem: &str, now: i64) -> Option<(i64
         .or_else(|| in_name().filter(past).map(|at| (at, "file name")))
 }
 
-/// A calendar date in one of the common written forms.
+/// A calendar date in one of the common written forms, with a year of four digits ("9.2.0", a
+/// version, is not 9 February of year 0).
 fn parse_date(value: &str) -> Option<i64> {
     const FORMATS: [&str; 8] = [
         "%Y-%m-%d",
@@ -493,6 +496,7 @@ fn parse_date(value: &str) -> Option<i64> {
         FORMATS.iter().find_map(|f| {
             chrono::NaiveDate::parse_from_str(c.trim_end_matches(['.', ',']), f)
                 .ok()
+                .filter(|d| (1000..=9999).contains(&chrono::Datelike::year(d)))
                 .and_then(|d| d.and_hms_opt(0, 0, 0))
                 .map(|d| d.and_utc().timestamp_millis())
         })
