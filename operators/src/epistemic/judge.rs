@@ -426,8 +426,15 @@ pub fn blockers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(u
 
 /// Whether two statements are about different things of one kind: each names a project (an
 /// organisation, a product, …) and they name none in common. "The Vortex feature flag tool"
-/// and "the Onyx feature flag tool" are two matters even though both name LaunchDarkly.
+/// and "the Onyx feature flag tool" are two matters even though both name LaunchDarkly. So are
+/// two statements that each name identifiers in code spans and none in common: "``PyAccess``
+/// has been deprecated and will be removed in Pillow 11" does not replace "``im.category`` is
+/// deprecated and will be removed in Pillow 10".
 fn different_subjects(a: &Facts, b: &Facts) -> bool {
+    let (x, y) = (&a.identifiers, &b.identifiers);
+    if !x.is_empty() && !y.is_empty() && !x.iter().any(|key| y.contains(key)) {
+        return true;
+    }
     let things = |f: &Facts, kind: &str| -> Vec<String> {
         f.mentions
             .iter()

@@ -26,7 +26,7 @@
 //! Everything is a function of the statements naming one identifier, so an edit or a delete
 //! retracts exactly what it caused.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
 use differential_dataflow::VecCollection;
@@ -35,6 +35,8 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
+use super::code::CODE_SPAN;
+use super::earlier;
 use super::judge::{Link, LinkKind};
 use super::rules::Rules;
 use crate::extract::cues::CueSet;
@@ -85,10 +87,29 @@ pub struct Naming {
     pub recorded_at: Option<i64>,
 }
 
-/// A code span, or a reStructuredText role's target: ``` ``x`` ```, `` `x` ``, ``:attr:`~a.b` ``.
-static CODE_SPAN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"``([^`]{1,80})``|(?::[a-z]+:)?`([^`]{1,80})`")
-        .expect("the code span pattern compiles")
+earlier::said_by_fields!(Naming);
+
+/// Products named bare, listed with commas, "and", "or" (`PyQt5 and PySide2`), up to a version:
+/// a name is capitalised, and one followed by a version is a platform's version ("Python 3.8"),
+/// read by the revisions rule, not here.
+const NAMES: &str = r"([A-Z][\w+-]*(?:\.[\w+-]+)*(?:(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+)[A-Z][\w+-]*(?:\.[\w+-]+)*)*)(\s+v?\d)?";
+
+/// Products named bare after "support for": "Support for PyQt5 and PySide2 has been removed
+/// from ``ImageQt``".
+static SUPPORTED_NAMES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"\b[Ss]upport\s+for\s+{NAMES}"))
+        .expect("the supported names pattern compiles")
+});
+
+/// Products named bare right after a replacement cue: "Please upgrade to PyQt5 or PySide2."
+static NAMES_AFTER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"^\s+{NAMES}")).expect("the names-after pattern compiles")
+});
+
+/// A separator of the names in [`SUPPORTED_NAMES`].
+static NAME_LIST: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+        .expect("the name list pattern compiles")
 });
 
 /// Words before an identifier that make it qualify another ("the argument *of* ``ForeignKey``",
@@ -274,10 +295,29 @@ impl LifecycleRules {
     ///     [s("admin.site.urls", Stance::Names), s("include", Stance::Names)],
     /// );
     /// assert_eq!(said("``syncdb`` now queries the database routers."), [s("syncdb", Stance::Names)]);
+    /// // A Sphinx domain's role qualifies like any other identifier.
+    /// assert_eq!(
+    ///     said("The undocumented ``fill`` parameter of :py:meth:`.FreeTypeFont.getmask2` has been removed."),
+    ///     [s("fill", Stance::CarriesOut), s("FreeTypeFont.getmask2", Stance::Names)],
+    /// );
     /// assert_eq!(
     ///     said("There is no longer a type error thrown when ``numpy.einsum`` is passed an array."),
     ///     [s("numpy.einsum", Stance::Names)],
     /// );
+    /// // Products named bare after "support for"; not a platform's version.
+    /// assert_eq!(
+    ///     said("Support for PyQt5 and PySide2 has been removed from ``ImageQt``."),
+    ///     [s("ImageQt", Stance::Names), s("PyQt5", Stance::CarriesOut), s("PySide2", Stance::CarriesOut)],
+    /// );
+    /// assert_eq!(said("Support for Python 3.8 has been dropped."), []);
+    /// assert_eq!(
+    ///     said("Please upgrade to PyQt5 or PySide2."),
+    ///     [s("PyQt5", Stance::Names), s("PySide2", Stance::Names)],
+    /// );
+    /// // Written verb first: a changelog's entry, a pull request's title.
+    /// assert_eq!(said("- Removed ``stats.itemfreq``."), [s("stats.itemfreq", Stance::CarriesOut)]);
+    /// assert_eq!(said("MAINT: remove ``misc.imread``"), [s("misc.imread", Stance::CarriesOut)]);
+    /// assert_eq!(said("Remove ``syncdb`` from your scripts."), [s("syncdb", Stance::Names)]);
     /// // Negated: no change.
     /// assert_eq!(said("The ``url`` tag will not be removed."), [s("url", Stance::Names)]);
     /// ```
@@ -357,6 +397,41 @@ impl LifecycleRules {
                 None => out.push((path, said.0, said.1)),
             }
         }
+        // Products named bare after "support for": subjects of the statement like the code
+        // spans before its replacement cue. Those named right after a replacement cue ("upgrade
+        // to PyQt5") are the replacement: named.
+        let after_replacement = self
+            .replacement
+            .find_all(text)
+            .into_iter()
+            .filter_map(|m| NAMES_AFTER.captures(&text[m.end..]).map(|c| (c, m.end)))
+            .collect::<Vec<_>>();
+        let bare = SUPPORTED_NAMES
+            .captures_iter(text)
+            .map(|c| (c, 0))
+            .chain(after_replacement);
+        for (captures, offset) in bare {
+            let (Some(names), None) = (captures.get(1), captures.get(2)) else {
+                continue;
+            };
+            let said = if stance != Stance::Names && offset + names.start() < replaced_from {
+                (stance, cue.clone())
+            } else {
+                (Stance::Names, String::new())
+            };
+            for name in NAME_LIST.split(names.as_str()) {
+                let Some(path) = self.path(name) else {
+                    continue;
+                };
+                match out.iter_mut().find(|(p, ..)| *p == path) {
+                    Some(seen) if seen.1 == Stance::Names && said.0 != Stance::Names => {
+                        (seen.1, seen.2) = said.clone();
+                    }
+                    Some(_) => {}
+                    None => out.push((path, said.0, said.1.clone())),
+                }
+            }
+        }
         out
     }
 
@@ -392,34 +467,14 @@ impl LifecycleRules {
                 continue;
             }
             // The earlier statements of each other source, newest sources first.
-            let mut by_source: BTreeMap<&str, Vec<&Naming>> = BTreeMap::new();
-            for earlier in &namings[..at] {
-                if earlier.source_id != later.source_id
-                    && same_thing(&earlier.path, &later.path)
-                    && earlier.t_valid.is_some()
-                    && earlier.t_valid < later.t_valid
-                {
-                    by_source
-                        .entry(&earlier.source_id)
-                        .or_default()
-                        .push(earlier);
-                }
-            }
-            let mut sources: Vec<(Option<i64>, &str)> = by_source
-                .iter()
-                .map(|(source, namings)| {
-                    (namings.iter().map(|n| n.t_valid).max().flatten(), *source)
-                })
-                .collect();
-            sources.sort_by(|a, b| b.cmp(a));
-            for (_, source) in sources.into_iter().take(self.max_lookback) {
-                let namings = &by_source[source];
-                let first = |stance: Stance| {
-                    namings
-                        .iter()
-                        .filter(|n| n.stance == stance)
-                        .min_by_key(|n| (n.start, &n.memory_id))
-                };
+            let met = earlier::by_source(
+                namings,
+                at,
+                |earlier| same_thing(&earlier.path, &later.path),
+                self.max_lookback,
+            );
+            for namings in met {
+                let first = |stance: Stance| earlier::first(&namings, |n| n.stance == stance);
                 let announced = first(Stance::Announces);
                 let (kind, to, why) = match (later.stance, announced, first(Stance::Names)) {
                     (Stance::CarriesOut, Some(announced), _) => (
@@ -437,16 +492,7 @@ impl LifecycleRules {
                     ),
                     _ => continue,
                 };
-                out.push(Link {
-                    kind,
-                    tenant: tenant.to_string(),
-                    from: later.memory_id.clone(),
-                    to: to.memory_id.clone(),
-                    t_valid: later.t_valid,
-                    t_invalid: None,
-                    recorded_at: later.recorded_at.max(to.recorded_at),
-                    evidence: vec![why],
-                });
+                out.push(earlier::link(kind, tenant, later, to, why));
             }
         }
         out

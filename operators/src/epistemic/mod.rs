@@ -42,6 +42,8 @@
 pub mod amend;
 pub mod boilerplate;
 pub mod citations;
+pub mod code;
+pub mod earlier;
 pub mod extensions;
 pub mod judge;
 pub mod lifecycle;

@@ -41,6 +41,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
+use super::earlier;
 use super::judge::{Link, LinkKind};
 use super::lifecycle::Stance;
 use super::rules::Rules;
@@ -83,6 +84,8 @@ pub struct Revision {
     /// When it was recorded.
     pub recorded_at: Option<i64>,
 }
+
+earlier::said_by_fields!(Revision);
 
 /// What a statement states of one matter ([`RevisionRules::read`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -273,11 +276,28 @@ pub fn product(title: Option<&str>, source_id: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The product's name as a whole word, case-insensitively.
-fn product_name(product: &str) -> Option<Regex> {
-    (!product.is_empty())
-        .then(|| Regex::new(&format!(r"(?i)\b{}\b", regex::escape(product))).ok())
-        .flatten()
+/// Where the product's name stands in `text` as a whole word, case-insensitively (no pattern
+/// compiled per statement: `product` is already lower case).
+///
+/// ```
+/// use epigraph_operators::epistemic::revisions::product_mentions;
+/// assert_eq!(product_mentions("Django 2.0 and django-admin; Djangonaut", "django"), [0, 15]);
+/// assert!(product_mentions("anything", "").is_empty());
+/// ```
+pub fn product_mentions(text: &str, product: &str) -> Vec<usize> {
+    if product.is_empty() {
+        return Vec::new();
+    }
+    let lower = text.to_ascii_lowercase();
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    lower
+        .match_indices(product)
+        .filter(|(at, _)| {
+            !word(lower[..*at].chars().next_back())
+                && !word(lower[at + product.len()..].chars().next())
+        })
+        .map(|(at, _)| at)
+        .collect()
 }
 
 impl RevisionRules {
@@ -350,6 +370,11 @@ impl RevisionRules {
     ///     read("The default iteration count for the PBKDF2 password hasher is increased from\n  600,000 to 720,000.", "django"),
     ///     [("change django default iteration count for the pbkdf2 password hasher".to_string(), v(&["600,000", "720,000"]), Stance::Names)],
     /// );
+    /// // A change written verb first, as a pull request's title.
+    /// assert_eq!(
+    ///     read("MAINT: drop Python 2.7 and 3.4", "scipy"),
+    ///     [("support scipy python".to_string(), v(&["2.7", "3.4"]), Stance::CarriesOut)],
+    /// );
     /// assert_eq!(
     ///     read("Support for Python 2.6, 3.2, and 3.3 will be dropped.", "numpy"),
     ///     [("support numpy python".to_string(), v(&["2.6", "3.2", "3.3"]), Stance::Announces)],
@@ -378,7 +403,8 @@ impl RevisionRules {
             .map(|m| (m.start, m.end))
             .filter(|&(s, e)| !announced.iter().any(|&(a, b)| a <= s && e <= b))
             .collect();
-        if !self.support.find_all(text).is_empty() {
+        // A support cue, or a drop carried out ("MAINT: drop Python 2.7 and 3.4").
+        if !self.support.find_all(text).is_empty() || !carried.is_empty() {
             // Every platform mention, in order: a platform's versions run up to the next one.
             let mut mentions: Vec<(usize, usize, &str)> = self
                 .platforms
@@ -414,10 +440,7 @@ impl RevisionRules {
             let carrying: BTreeSet<usize> = carried.iter().filter_map(|&m| target(m)).collect();
             // The product's own name ends a platform's versions too ("… Python 3.4 beyond the
             // end-of-life for Django 2.0").
-            let stops: Vec<usize> = match product_name(product) {
-                Some(name) => name.find_iter(text).map(|m| m.start()).collect(),
-                None => Vec::new(),
-            };
+            let stops = product_mentions(text, product);
             for (i, (_, end, name)) in mentions.iter().enumerate() {
                 // What is said of this mention: "… and is the last release that supports
                 // Python 2.4 - 2.5" announces, "Support for Python 2.5 … has been dropped"
@@ -513,39 +536,16 @@ impl RevisionRules {
             if later.stance == Stance::Announces || later.adds || later.t_valid.is_none() {
                 continue;
             }
-            let mut by_source: BTreeMap<&str, Vec<&Revision>> = BTreeMap::new();
-            for earlier in &revisions[..at] {
-                if earlier.source_id != later.source_id
-                    && earlier.t_valid.is_some()
-                    && earlier.t_valid < later.t_valid
-                {
-                    by_source
-                        .entry(&earlier.source_id)
-                        .or_default()
-                        .push(earlier);
-                }
-            }
-            let mut sources: Vec<(Option<i64>, &str)> = by_source
-                .iter()
-                .map(|(source, said)| (said.iter().map(|r| r.t_valid).max().flatten(), *source))
-                .collect();
-            sources.sort_by(|a, b| b.cmp(a));
+            let met = earlier::by_source(revisions, at, |_| true, self.max_lookback);
             let values = |r: &Revision| r.values.iter().cloned().collect::<Vec<_>>().join(", ");
-            for (_, source) in sources.into_iter().take(self.max_lookback) {
-                let said = &by_source[source];
-                let first = |pick: &dyn Fn(&Revision) -> bool| {
-                    said.iter()
-                        .filter(|r| pick(r))
-                        .min_by_key(|r| (r.start, &r.memory_id))
-                        .copied()
-                };
-                let announced = first(&|r| r.stance == Stance::Announces);
+            for said in met {
+                let announced = earlier::first(&said, |r| r.stance == Stance::Announces);
                 // Another value: for supported versions, one that is left out; for a change
                 // carried out, one of the versions it changes.
                 let support = matter.starts_with("support ");
                 // For supported versions, only a statement of what is supported (a drop stays
                 // true when later statements leave the version out too).
-                let other = first(&|r| {
+                let other = earlier::first(&said, |r| {
                     r.stance != Stance::Announces
                         && (!support || r.stance == Stance::Names)
                         && r.values != later.values
@@ -573,16 +573,7 @@ impl RevisionRules {
                     ),
                     _ => continue,
                 };
-                out.push(Link {
-                    kind,
-                    tenant: tenant.to_string(),
-                    from: later.memory_id.clone(),
-                    to: to.memory_id.clone(),
-                    t_valid: later.t_valid,
-                    t_invalid: None,
-                    recorded_at: later.recorded_at.max(to.recorded_at),
-                    evidence: vec![why],
-                });
+                out.push(earlier::link(kind, tenant, later, to, why));
             }
         }
         out

@@ -377,6 +377,7 @@ impl Rules {
             asks: memory.memory_type == EpistemicType::Question && asks(&memory.text),
             chooses: claims.iter().any(|c| c.unit == "choice"),
             mentions,
+            identifiers: super::code::keys(&memory.text).into_iter().collect(),
         }
     }
 }
@@ -442,6 +443,9 @@ pub struct Facts {
     pub chooses: bool,
     /// The entities it names: `(span start, entity id, kind)`, in text order.
     pub mentions: Vec<(u32, String, String)>,
+    /// The identifiers it names in code spans ([`super::code::keys`]), sorted.
+    #[serde(default)]
+    pub identifiers: Vec<String>,
 }
 
 impl Facts {
