@@ -125,6 +125,10 @@ impl Drop for Disk {
     }
 }
 
+/// A proposal an outage test sends while a store is down: it must be refused with the reason.
+const WAITLIST_NOTE: &str = r#"{"change": {"kind": "remember", "memory_type": "OBSERVATION",
+    "text": "The beta waitlist passed 400 teams."}, "why": "test"}"#;
+
 fn services(args: &[&str]) {
     let script = epigraph_schemas::manifest_dir!().join("../deploy/local/services.sh");
     let status = Command::new("bash")
@@ -999,11 +1003,11 @@ async fn a_query_service_started_while_kafka_is_down_serves_reads_and_refuses_wr
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("Kafka"), "{body}");
     assert!(refused_in < 5.0, "refused after {refused_in:.1} s");
-    let note = serde_json::json!({"change": {"kind": "remember", "memory_type": "OBSERVATION",
-        "text": "The beta waitlist passed 400 teams."}, "why": "test"})
-    .to_string();
-    let (status, body) =
-        epigraph_tests::http_post(&format!("{base}/v1/proposals"), Some(&person), &note);
+    let (status, body) = epigraph_tests::http_post(
+        &format!("{base}/v1/proposals"),
+        Some(&person),
+        WAITLIST_NOTE,
+    );
     assert_eq!(status, 503, "{body}");
     let (status, retry_after) = post_status(&base, "/v1/ingest", &hook, &document);
     assert_eq!(status, 503);
@@ -1026,8 +1030,11 @@ async fn a_query_service_started_while_kafka_is_down_serves_reads_and_refuses_wr
     };
     let writes_after = returned.elapsed().as_secs_f64();
     assert_eq!(accepted["accepted"], true, "{accepted}");
-    let (status, body) =
-        epigraph_tests::http_post(&format!("{base}/v1/proposals"), Some(&person), &note);
+    let (status, body) = epigraph_tests::http_post(
+        &format!("{base}/v1/proposals"),
+        Some(&person),
+        WAITLIST_NOTE,
+    );
     assert!(
         status == 200 || status == 201 || status == 202,
         "{status}: {body}"
@@ -1126,11 +1133,11 @@ async fn a_query_service_started_while_neo4j_is_down_answers_503_and_recovers_by
         epigraph_tests::http_post(&format!("{base}/v1/ingest"), Some(&hook), &document);
     assert_eq!(status, 202, "{body}");
     // A proposal is checked against the graph first: refused with the reason, not left to wait.
-    let note = serde_json::json!({"change": {"kind": "remember", "memory_type": "OBSERVATION",
-        "text": "The beta waitlist passed 400 teams."}, "why": "test"})
-    .to_string();
-    let (status, body) =
-        epigraph_tests::http_post(&format!("{base}/v1/proposals"), Some(&person), &note);
+    let (status, body) = epigraph_tests::http_post(
+        &format!("{base}/v1/proposals"),
+        Some(&person),
+        WAITLIST_NOTE,
+    );
     assert_eq!(status, 503, "{body}");
     assert!(
         body["error"]["message"]

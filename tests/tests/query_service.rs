@@ -672,7 +672,8 @@ fn texts_of(items: &serde_json::Value) -> Vec<String> {
 /// whose date has passed is listed with its due day; one still ahead, one moved by a later
 /// message, one ticked off in its document and a decision that names a past day are not; one
 /// that a later message reports done is listed apart, with that message (a message saying the
-/// work is not finished yet closes nothing, and a thousand reports of other work do not hide it).
+/// work is not finished yet closes nothing, and a thousand reports of other work do not hide it);
+/// a reviewer rejecting the IMPLEMENTS edge that closed one reopens it.
 #[tokio::test(flavor = "multi_thread")]
 async fn plans_past_their_date_are_listed_for_the_analyst() {
     let _guard = serial().await;
@@ -799,6 +800,29 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
         .expect("list_overdue_plans");
     let structured = called.structured_content.expect("structured result");
     assert_eq!(texts_of_plans(&structured), [LATE], "{structured}");
+
+    // A reviewer rejects the IMPLEMENTS edge that closed the export plan: once the pipeline
+    // has read the review, the plan stands late again (its report has no word of completion to
+    // close it otherwise), and the Teams plan stays closed by its words.
+    let (plan, report) = (
+        done[1]["plan"]["id"].as_str().expect("plan id"),
+        done[1]["report"]["id"].as_str().expect("report id"),
+    );
+    let (status, body) = api.call(
+        "POST",
+        "/v1/reviews",
+        Some(
+            serde_json::json!({"relation": "IMPLEMENTS", "from": report, "to": plan,
+            "verdict": "reject", "reason": "the endpoint moved, it was not retired"}),
+        ),
+    );
+    assert_eq!(status, 202, "{body}");
+    env.epigraph(&["run", "--until-idle"]);
+    let reviewed = listed("2026-10-05");
+    assert_eq!(texts_of_plans(&reviewed), [RETIRE, LATE], "{reviewed}");
+    let done = reviewed["reported_done"].as_array().expect("reported_done");
+    assert_eq!(done.len(), 1, "{reviewed}");
+    assert_eq!(done[0]["plan"]["text"], TEAMS, "{reviewed}");
 }
 
 fn texts_of_plans(response: &serde_json::Value) -> Vec<String> {
