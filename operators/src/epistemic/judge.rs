@@ -54,6 +54,17 @@ pub enum LinkKind {
 }
 
 impl LinkKind {
+    /// Every kind.
+    pub const ALL: [LinkKind; 7] = [
+        LinkKind::Supersedes,
+        LinkKind::Contradicts,
+        LinkKind::Answers,
+        LinkKind::Blocks,
+        LinkKind::Supports,
+        LinkKind::SameStatement,
+        LinkKind::Implements,
+    ];
+
     /// The relationship type in the graph.
     pub fn rel_type(self) -> &'static str {
         match self {

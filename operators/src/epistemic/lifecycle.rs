@@ -6,7 +6,9 @@
 //! the thing itself, in a later document that never cites the earlier one and shares no claim
 //! subject with it. Such a statement *retires* each identifier it names before a replacement
 //! marker ("in favor of ``migrate``", "renamed to", "replaced by"): a code span (``` ``x`` ```,
-//! `` `x` ``, a reStructuredText role ``:attr:`~a.B.c` ``), grouped by its last dotted part
+//! `` `x` ``, a reStructuredText or Sphinx role ``:attr:`~a.B.c` ``, ``:py:meth:`x` ``), or a
+//! product named bare after "support for" ("Support for PyQt5 and PySide2 has been removed";
+//! one followed by a version is left to [`super::revisions`]), grouped by its last dotted part
 //! without call parentheses (`django.conf.urls.url()` → `url`); two paths of one key name the
 //! same thing when the shorter ends the longer (`url`, `urls.url`; not `eggs.Loader` and
 //! `filesystem.Loader`). Only its subject is retired: not an identifier qualifying another
@@ -23,8 +25,12 @@
 //!   gets no `SUPERSEDES` from it;
 //! - two announcements, or two statements carrying changes out, draw nothing (a restatement).
 //!
-//! Everything is a function of the statements naming one identifier, so an edit or a delete
-//! retracts exactly what it caused.
+//! A statement that continues the one right before it in its section ("The ``box`` parameter is
+//! unused. *It will be removed* in Pillow 10.0.0.": it opens with "It" or "They" and names
+//! nothing itself) says what it says of that statement's first identifier.
+//!
+//! Everything is a function of the statements of one source and then of the statements naming
+//! one identifier, so an edit or a delete retracts exactly what it caused.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
@@ -89,6 +95,20 @@ pub struct Naming {
 
 earlier::said_by_fields!(Naming);
 
+/// One statement of a source as the lifecycle reads it (only those naming an identifier or
+/// continuing the statement before them): in reading order, first by where it starts.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+struct Read {
+    start: u32,
+    end: u32,
+    section: Option<String>,
+    memory_id: String,
+    t_valid: Option<i64>,
+    recorded_at: Option<i64>,
+    named: Vec<(String, Stance, String)>,
+    continuing: Option<(Stance, String)>,
+}
+
 /// Products named bare, listed with commas, "and", "or" (`PyQt5 and PySide2`), up to a version:
 /// a name is capitalised, and one followed by a version is a platform's version ("Python 3.8"),
 /// read by the revisions rule, not here.
@@ -127,6 +147,8 @@ const QUALIFYING: [&str; 11] = [
     "inside",
     "including",
 ];
+/// Pronouns that open a statement continuing the one before it ([`LifecycleRules::continuing`]).
+const CONTINUING: [&str; 2] = ["it", "they"];
 /// Articles between such a word and the identifier.
 const ARTICLES: [&str; 3] = ["the", "a", "an"];
 /// Words (and a comma) before an identifier listed with the one before it.
@@ -259,6 +281,69 @@ impl LifecycleRules {
         )
     }
 
+    /// What a statement says, whatever it names: that it announces a change, carries one out
+    /// (carrying out wins: "is deprecated and removed") or only names, with the cue that says it.
+    pub fn stance_of(&self, text: &str) -> (Stance, String) {
+        // "There is no longer a type error …": the cue's subject is what follows, not a name.
+        let said_of_something = |m: &crate::extract::cues::CueMatch| {
+            !text[..m.start].trim_end().to_lowercase().ends_with("there")
+        };
+        let announced: Vec<_> = self
+            .announces
+            .find_all(text)
+            .into_iter()
+            .filter(said_of_something)
+            .collect();
+        let carried: Vec<_> = self
+            .carries_out
+            .find_all(text)
+            .into_iter()
+            .filter(said_of_something)
+            .collect();
+        let first_cue = |found: &[crate::extract::cues::CueMatch]| {
+            found
+                .iter()
+                .min_by_key(|m| m.start)
+                .map(|m| text[m.start..m.end].to_lowercase())
+        };
+        // Carrying out wins over announcing: "is deprecated and removed".
+        match (first_cue(&carried), first_cue(&announced)) {
+            (Some(cue), _) => (Stance::CarriesOut, cue),
+            (None, Some(cue)) => (Stance::Announces, cue),
+            (None, None) => (Stance::Names, String::new()),
+        }
+    }
+
+    /// What a statement continuing the one before it says of that one's subject: it opens with
+    /// "It" or "They", names no identifier itself, and announces or carries out a change ("The
+    /// ``box`` parameter is unused. *It will be removed* in Pillow 10.0.0.").
+    ///
+    /// ```
+    /// use epigraph_operators::epistemic::lifecycle::Stance;
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let lifecycle = rules.lifecycle().unwrap();
+    /// assert_eq!(
+    ///     lifecycle.continuing("It will be removed in Pillow 10.0.0 (2023-07-01)."),
+    ///     Some((Stance::Announces, "will be removed".to_string())),
+    /// );
+    /// assert_eq!(
+    ///     lifecycle.continuing("They have been removed."),
+    ///     Some((Stance::CarriesOut, "have been removed".to_string())),
+    /// );
+    /// // It names its own subject, says nothing of a change, or opens otherwise: no.
+    /// assert_eq!(lifecycle.continuing("It replaces ``syncdb``, which is removed."), None);
+    /// assert_eq!(lifecycle.continuing("It is unused."), None);
+    /// assert_eq!(lifecycle.continuing("Italy will be removed."), None);
+    /// ```
+    pub fn continuing(&self, text: &str) -> Option<(Stance, String)> {
+        let first = text.split_whitespace().next()?.to_lowercase();
+        if !CONTINUING.contains(&first.as_str()) || !self.named(text).is_empty() {
+            return None;
+        }
+        let (stance, cue) = self.stance_of(text);
+        (stance != Stance::Names).then_some((stance, cue))
+    }
+
     /// The identifiers a statement names, by path, each with what it says of it and the cue
     /// that says it (see the module docs). A retiring statement retires the identifiers that
     /// are its subject: not those after a replacement cue ("in favor of ``migrate``"), nor
@@ -322,34 +407,7 @@ impl LifecycleRules {
     /// assert_eq!(said("The ``url`` tag will not be removed."), [s("url", Stance::Names)]);
     /// ```
     pub fn named(&self, text: &str) -> Vec<(String, Stance, String)> {
-        // "There is no longer a type error …": the cue's subject is what follows, not a name.
-        let said_of_something = |m: &crate::extract::cues::CueMatch| {
-            !text[..m.start].trim_end().to_lowercase().ends_with("there")
-        };
-        let announced: Vec<_> = self
-            .announces
-            .find_all(text)
-            .into_iter()
-            .filter(said_of_something)
-            .collect();
-        let carried: Vec<_> = self
-            .carries_out
-            .find_all(text)
-            .into_iter()
-            .filter(said_of_something)
-            .collect();
-        let first_cue = |found: &[crate::extract::cues::CueMatch]| {
-            found
-                .iter()
-                .min_by_key(|m| m.start)
-                .map(|m| text[m.start..m.end].to_lowercase())
-        };
-        // Carrying out wins over announcing: "is deprecated and removed".
-        let (stance, cue) = match (first_cue(&carried), first_cue(&announced)) {
-            (Some(cue), _) => (Stance::CarriesOut, cue),
-            (None, Some(cue)) => (Stance::Announces, cue),
-            (None, None) => (Stance::Names, String::new()),
-        };
+        let (stance, cue) = self.stance_of(text);
         let replaced_from = self
             .replacement
             .find_all(text)
@@ -516,26 +574,49 @@ where
     memories
         .filter(|m| !m.header && m.memory_type != EpistemicType::Question)
         .flat_map(move |m| {
-            reading
-                .named(&m.text)
-                .into_iter()
-                .map(|(path, stance, cue)| {
-                    (
-                        (m.tenant.clone(), key(&path)),
-                        Naming {
-                            path,
-                            t_valid: m.t_valid,
-                            source_id: m.source_id.clone(),
-                            start: m.span.0,
-                            memory_id: m.id.clone(),
-                            stance,
-                            cue,
-                            recorded_at: m.recorded_at,
-                        },
-                    )
-                })
-                .collect::<Vec<_>>()
+            let read = Read {
+                start: m.span.0,
+                end: m.span.1,
+                section: m.section.clone(),
+                memory_id: m.id.clone(),
+                t_valid: m.t_valid,
+                recorded_at: m.recorded_at,
+                named: reading.named(&m.text),
+                continuing: reading.continuing(&m.text),
+            };
+            (!read.named.is_empty() || read.continuing.is_some())
+                .then(|| ((m.tenant.clone(), m.source_id.clone()), read))
         })
+        // A statement continuing the one right before it, in its section, speaks of that one's
+        // first identifier.
+        .reduce(|(_, source), input, out| {
+            let mut before: Option<&Read> = None;
+            for (read, _) in input {
+                let mut named = read.named.clone();
+                if let (Some((stance, cue)), Some(previous)) = (&read.continuing, before)
+                    && previous.section == read.section
+                    && read.start.saturating_sub(previous.end) <= 3
+                    && let Some((path, ..)) = previous.named.first()
+                {
+                    named.push((path.clone(), *stance, cue.clone()));
+                }
+                for (path, stance, cue) in named {
+                    let naming = Naming {
+                        t_valid: read.t_valid,
+                        source_id: source.clone(),
+                        start: read.start,
+                        memory_id: read.memory_id.clone(),
+                        path,
+                        stance,
+                        cue,
+                        recorded_at: read.recorded_at,
+                    };
+                    out.push(((key(&naming.path), naming), 1));
+                }
+                before = Some(*read);
+            }
+        })
+        .map(|((tenant, _), (key, naming))| ((tenant, key), naming))
         .reduce(move |(tenant, key), input, out| {
             if input.iter().all(|(n, _)| n.stance == Stance::Names) {
                 return;

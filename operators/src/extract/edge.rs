@@ -16,3 +16,15 @@ pub const ASSERTS: &str = "ASSERTS";
 pub const ABOUT: &str = "ABOUT";
 /// Decision → the person who made it.
 pub const DECIDED_BY: &str = "DECIDED_BY";
+
+/// Every structural relationship type above.
+pub const STRUCTURAL: [&str; 8] = [
+    DERIVED_FROM,
+    MENTIONS,
+    AUTHORED,
+    ATTENDS,
+    PARTICIPATES_IN,
+    ASSERTS,
+    ABOUT,
+    DECIDED_BY,
+];

@@ -1,7 +1,8 @@
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Message;
 use rdkafka::{ClientConfig, Offset, TopicPartitionList};
 
@@ -9,6 +10,21 @@ use super::KafkaConfig;
 use crate::SourceError;
 
 const METADATA_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a group's coordinator may take to come up on a broker that has just started (its
+/// offsets topic is created on the first group request).
+const COORDINATOR_WAIT: Duration = Duration::from_secs(30);
+
+/// Whether `error` says the group's coordinator is not ready yet: worth asking again.
+fn coordinator_not_ready(error: &KafkaError) -> bool {
+    matches!(
+        error.rdkafka_error_code(),
+        Some(
+            RDKafkaErrorCode::NotCoordinator
+                | RDKafkaErrorCode::CoordinatorLoadInProgress
+                | RDKafkaErrorCode::CoordinatorNotAvailable
+        )
+    )
+}
 
 /// A message copied out of the consumer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -207,9 +223,18 @@ impl EventConsumer {
 
     /// The offsets committed to the consumer group (the next offset to read), per partition;
     /// partitions without a commit are absent.
+    /// A broker that has just started may not have a coordinator for the group yet: that answer
+    /// is asked again for up to 30 s ([`coordinator_not_ready`]); any other error is returned.
     pub fn committed(&self) -> Result<BTreeMap<(String, i32), i64>, SourceError> {
-        let committed = blocking(|| self.consumer.committed(METADATA_TIMEOUT))
-            .map_err(SourceError::kafka("reading committed offsets"))?;
+        let deadline = Instant::now() + COORDINATOR_WAIT;
+        let committed = loop {
+            match blocking(|| self.consumer.committed(METADATA_TIMEOUT)) {
+                Err(error) if coordinator_not_ready(&error) && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(250));
+                }
+                answer => break answer.map_err(SourceError::kafka("reading committed offsets"))?,
+            }
+        };
         let mut offsets = BTreeMap::new();
         for element in committed.elements() {
             if let Offset::Offset(offset) = element.offset() {
@@ -245,5 +270,26 @@ fn blocking<T>(call: impl FnOnce() -> T) -> T {
             tokio::task::block_in_place(call)
         }
         _ => call(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+
+    use super::coordinator_not_ready;
+
+    #[test]
+    fn a_coordinator_not_ready_yet_is_asked_again_and_nothing_else_is() {
+        let fetch = KafkaError::MetadataFetch;
+        assert!(coordinator_not_ready(&fetch(
+            RDKafkaErrorCode::NotCoordinator
+        )));
+        assert!(coordinator_not_ready(&fetch(
+            RDKafkaErrorCode::CoordinatorLoadInProgress
+        )));
+        assert!(!coordinator_not_ready(&fetch(
+            RDKafkaErrorCode::UnknownTopic
+        )));
     }
 }

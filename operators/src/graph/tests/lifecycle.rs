@@ -113,3 +113,42 @@ fn an_earlier_mention_in_the_same_source_or_without_a_date_is_not_superseded() {
     // … and the removal supersedes neither its own source's mention nor an undated one.
     assert_eq!(edges(&result[0]), []);
 }
+
+const UNUSED: &str = "The ``box`` parameter is unused.";
+const IT_WILL_GO: &str = "It will be removed in Django 2.0.";
+const BOX_REMOVED: &str = "The ``box`` parameter was unused and has been removed.";
+
+#[test]
+fn a_statement_continuing_the_one_before_it_speaks_of_its_identifier() {
+    let deprecation = format!("{UNUSED} {IT_WILL_GO}");
+    let result = rounds(vec![
+        (
+            vec![
+                notes("1.9", 400, &deprecation),
+                notes("2.0", 900, BOX_REMOVED),
+            ],
+            vec![],
+        ),
+        (vec![(notes("1.9", 400, &deprecation).0, -1)], vec![]),
+    ]);
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        edges(&result[0]),
+        [(s("IMPLEMENTS"), s(BOX_REMOVED), s(IT_WILL_GO))],
+        "\"It will be removed\" announces the removal of `box`: carried out, not superseded"
+    );
+    // Without the announcement the removal supersedes the description, as before.
+    let alone = rounds(vec![(
+        vec![notes("1.9", 400, UNUSED), notes("2.0", 900, BOX_REMOVED)],
+        vec![],
+    )]);
+    assert_eq!(
+        edges(&alone[0]),
+        [(s("SUPERSEDES"), s(BOX_REMOVED), s(UNUSED))]
+    );
+    assert_eq!(
+        edges(&result[1]),
+        [],
+        "deleting the notes retracts what they drew"
+    );
+}
