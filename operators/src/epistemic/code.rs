@@ -17,10 +17,55 @@ pub static CODE_SPAN: LazyLock<Regex> = LazyLock::new(|| {
         .expect("the code span pattern compiles")
 });
 
-/// The identifiers a text names in code spans, each by its last dotted part, lower-cased,
-/// without call parentheses or a role's `~`: what two statements share when they speak of
-/// the same thing. A span that is no identifier (a URL, a sentence, a link's text with its
-/// target) is left out.
+/// The identifier a code span's text names, if it names one: a role's `<target>` when it has
+/// one, without a leading `~`, `!` or `.` and without call parentheses. A snippet, a URL or a
+/// sentence names none. The lifecycle rule and the matter judge both read spans with it, so
+/// they agree on what one identifier is.
+///
+/// ```
+/// use epigraph_operators::epistemic::code::identifier;
+/// assert_eq!(identifier("django.conf.urls.url()"), Some("django.conf.urls.url"));
+/// assert_eq!(identifier("~a.B.c"), Some("a.B.c"));
+/// assert_eq!(identifier("the display <Model.display>"), Some("Model.display"));
+/// assert_eq!(identifier("{% load url from future %}"), None);
+/// assert_eq!(identifier("PyQt6 <https://example.org/>"), None);
+/// ```
+pub fn identifier(span: &str) -> Option<&str> {
+    let span = span.trim();
+    // A role with an explicit target: `text <target>`.
+    let span = match (span.rfind('<'), span.strip_suffix('>')) {
+        (Some(at), Some(_)) => &span[at + 1..span.len() - 1],
+        _ => span,
+    };
+    let span = span
+        .trim_start_matches(['~', '!', '.'])
+        .trim_end_matches("()");
+    IDENTIFIER.is_match(span).then_some(span)
+}
+
+/// An identifier written as code: a letter or `_`, then letters, digits, `_`, `.` and `-`.
+static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[A-Za-z_][A-Za-z0-9_.\-]*$").expect("the identifier pattern compiles")
+});
+
+/// The key of an identifier's path: its last dotted part, what statements about it are grouped
+/// by.
+///
+/// ```
+/// use epigraph_operators::epistemic::code::key;
+/// assert_eq!(key("django.conf.urls.url"), "url");
+/// assert_eq!(key("syncdb"), "syncdb");
+/// ```
+pub fn key(path: &str) -> &str {
+    path.rsplit('.')
+        .find(|part| !part.is_empty())
+        .unwrap_or(path)
+}
+
+/// The identifiers a text names in code spans ([`identifier`]), each by its [`key`]
+/// lower-cased: what two statements share when they speak of the same thing. Where the
+/// lifecycle rule is configured, the matter judge asks it instead
+/// (`LifecycleRules::keys`), which also leaves out values and short names.
 ///
 /// ```
 /// use epigraph_operators::epistemic::code::keys;
@@ -36,22 +81,16 @@ pub static CODE_SPAN: LazyLock<Regex> = LazyLock::new(|| {
 /// assert_eq!(roles, ["``fill``", ":py:meth:`.FreeTypeFont.getmask2`"]);
 /// ```
 pub fn keys(text: &str) -> BTreeSet<String> {
+    spans(text)
+        .filter_map(identifier)
+        .map(|path| key(path).to_lowercase())
+        .collect()
+}
+
+/// The text of every code span of `text`, in order.
+pub fn spans(text: &str) -> impl Iterator<Item = &str> {
     CODE_SPAN
         .captures_iter(text)
         .filter_map(|c| c.get(1).or_else(|| c.get(2)))
-        .filter_map(|span| {
-            let span = span
-                .as_str()
-                .trim()
-                .trim_start_matches(['~', '!', '.'])
-                .trim_end_matches("()");
-            let identifier = !span.is_empty()
-                && span
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
-                && !span.starts_with(|c: char| c.is_ascii_digit());
-            let last = span.rsplit('.').find(|part| !part.is_empty())?;
-            identifier.then(|| last.to_lowercase())
-        })
-        .collect()
+        .map(|span| span.as_str())
 }

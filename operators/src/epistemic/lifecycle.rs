@@ -59,6 +59,8 @@ pub struct LifecycleRules {
     aliases: Vec<(String, String)>,
     min_length: usize,
     max_lookback: usize,
+    /// Characters at most between a statement continuing the one before it and that one.
+    continuing_within: u32,
 }
 
 /// What a statement says of an identifier it names.
@@ -105,8 +107,17 @@ struct Read {
     memory_id: String,
     t_valid: Option<i64>,
     recorded_at: Option<i64>,
-    named: Vec<(String, Stance, String)>,
-    continuing: Option<(Stance, String)>,
+    said: Said,
+}
+
+/// What a statement says of identifiers ([`LifecycleRules::said`]).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Said {
+    /// The identifiers it names, by path, each with what it says of it and the cue that says it.
+    pub named: Vec<(String, Stance, String)>,
+    /// When it names none and opens with "It" or "They": what it says of the first identifier
+    /// of the statement right before it, and the cue that says it.
+    pub continuing: Option<(Stance, String)>,
 }
 
 /// Products named bare, listed with commas, "and", "or" (`PyQt5 and PySide2`), up to a version:
@@ -182,19 +193,7 @@ fn last_words(before: &str) -> Vec<String> {
     words
 }
 
-/// The key of an identifier's path: its last dotted part.
-///
-/// ```
-/// use epigraph_operators::epistemic::lifecycle::key;
-/// assert_eq!(key("django.conf.urls.url"), "url");
-/// assert_eq!(key("syncdb"), "syncdb");
-/// ```
-pub fn key(path: &str) -> String {
-    path.rsplit('.')
-        .find(|part| !part.is_empty())
-        .unwrap_or(path)
-        .to_string()
-}
+pub use super::code::key;
 
 /// Whether two paths of one key can name the same thing: the shorter one's parts end the
 /// longer one's (`url` and `django.conf.urls.url`, not `eggs.Loader` and `filesystem.Loader`).
@@ -211,10 +210,6 @@ pub fn same_thing(a: &str, b: &str) -> bool {
 }
 
 /// What an identifier looks like (no spaces, no markup).
-static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[A-Za-z_][A-Za-z0-9_.\-]*$").expect("the identifier pattern compiles")
-});
-
 impl LifecycleRules {
     /// Compiles the spec.
     pub fn new(spec: &LifecycleSpec) -> Result<Self, OntologyError> {
@@ -234,6 +229,7 @@ impl LifecycleRules {
                 .collect(),
             min_length: spec.min_length,
             max_lookback: spec.max_lookback,
+            continuing_within: spec.continuing_within,
         })
     }
 
@@ -255,18 +251,7 @@ impl LifecycleRules {
     /// assert_eq!(lifecycle.path("id"), None);
     /// ```
     pub fn path(&self, span: &str) -> Option<String> {
-        let span = span.trim();
-        // A role with an explicit target: `text <target>`.
-        let span = match (span.rfind('<'), span.strip_suffix('>')) {
-            (Some(at), Some(_)) => &span[at + 1..span.len() - 1],
-            _ => span,
-        };
-        let span = span
-            .trim_start_matches(['~', '!', '.'])
-            .trim_end_matches("()");
-        if !IDENTIFIER.is_match(span) {
-            return None;
-        }
+        let span = super::code::identifier(span)?;
         let key = key(span);
         if key.chars().count() < self.min_length || self.ignore.contains(&key.to_lowercase()) {
             return None;
@@ -336,12 +321,40 @@ impl LifecycleRules {
     /// assert_eq!(lifecycle.continuing("Italy will be removed."), None);
     /// ```
     pub fn continuing(&self, text: &str) -> Option<(Stance, String)> {
-        let first = text.split_whitespace().next()?.to_lowercase();
-        if !CONTINUING.contains(&first.as_str()) || !self.named(text).is_empty() {
-            return None;
-        }
+        self.said(text).continuing
+    }
+
+    /// What a statement says: of the identifiers it names ([`Self::named`]) and, when it
+    /// continues the statement before it, of that one's ([`Self::continuing`]). Its stance and
+    /// code spans are read once for both.
+    pub fn said(&self, text: &str) -> Said {
         let (stance, cue) = self.stance_of(text);
-        (stance != Stance::Names).then_some((stance, cue))
+        let named = self.named_as(text, stance, &cue);
+        let opens_continuing = text
+            .split_whitespace()
+            .next()
+            .is_some_and(|first| CONTINUING.contains(&first.to_lowercase().as_str()));
+        let continuing = (opens_continuing && named.is_empty() && stance != Stance::Names)
+            .then_some((stance, cue));
+        Said { named, continuing }
+    }
+
+    /// The identifiers a text names in code spans, each by its [`key`] lower-cased, read as
+    /// [`Self::path`] reads a span (values and short names are none): what the matter judge
+    /// compares two statements on, so that it and this rule agree on what one identifier is.
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let lifecycle = rules.lifecycle().unwrap();
+    /// assert_eq!(lifecycle.keys("``np.rank`` is deprecated; pass ``True`` or ``id``"), ["rank"]);
+    /// assert_eq!(lifecycle.keys("the ``Image.open()`` and ``image.Open`` functions"), ["open"]);
+    /// ```
+    pub fn keys(&self, text: &str) -> Vec<String> {
+        let keys: std::collections::BTreeSet<String> = super::code::spans(text)
+            .filter_map(|span| self.path(span))
+            .map(|path| key(&path).to_lowercase())
+            .collect();
+        keys.into_iter().collect()
     }
 
     /// The identifiers a statement names, by path, each with what it says of it and the cue
@@ -408,6 +421,11 @@ impl LifecycleRules {
     /// ```
     pub fn named(&self, text: &str) -> Vec<(String, Stance, String)> {
         let (stance, cue) = self.stance_of(text);
+        self.named_as(text, stance, &cue)
+    }
+
+    /// [`Self::named`], with the statement's stance and cue already read.
+    fn named_as(&self, text: &str, stance: Stance, cue: &str) -> Vec<(String, Stance, String)> {
         let replaced_from = self
             .replacement
             .find_all(text)
@@ -442,7 +460,7 @@ impl LifecycleRules {
                 // A compound noun's modifier: "the `numpy.histogram` ``normed`` argument".
                 && !after.trim_start_matches(' ').starts_with('`');
             let said = if stance != Stance::Names && subject && whole.start() < replaced_from {
-                (stance, cue.clone())
+                (stance, cue.to_string())
             } else {
                 (Stance::Names, String::new())
             };
@@ -473,7 +491,7 @@ impl LifecycleRules {
                 continue;
             };
             let said = if stance != Stance::Names && offset + names.start() < replaced_from {
-                (stance, cue.clone())
+                (stance, cue.to_string())
             } else {
                 (Stance::Names, String::new())
             };
@@ -569,6 +587,7 @@ where
     let Some(lifecycle) = rules.lifecycle().cloned() else {
         return memories.flat_map(|_| None);
     };
+    let continuing_within = lifecycle.continuing_within;
     let lifecycle = Arc::new(lifecycle);
     let reading = lifecycle.clone();
     memories
@@ -581,22 +600,21 @@ where
                 memory_id: m.id.clone(),
                 t_valid: m.t_valid,
                 recorded_at: m.recorded_at,
-                named: reading.named(&m.text),
-                continuing: reading.continuing(&m.text),
+                said: reading.said(&m.text),
             };
-            (!read.named.is_empty() || read.continuing.is_some())
+            (!read.said.named.is_empty() || read.said.continuing.is_some())
                 .then(|| ((m.tenant.clone(), m.source_id.clone()), read))
         })
         // A statement continuing the one right before it, in its section, speaks of that one's
         // first identifier.
-        .reduce(|(_, source), input, out| {
+        .reduce(move |(_, source), input, out| {
             let mut before: Option<&Read> = None;
             for (read, _) in input {
-                let mut named = read.named.clone();
-                if let (Some((stance, cue)), Some(previous)) = (&read.continuing, before)
+                let mut named = read.said.named.clone();
+                if let (Some((stance, cue)), Some(previous)) = (&read.said.continuing, before)
                     && previous.section == read.section
-                    && read.start.saturating_sub(previous.end) <= 3
-                    && let Some((path, ..)) = previous.named.first()
+                    && read.start.saturating_sub(previous.end) <= continuing_within
+                    && let Some((path, ..)) = previous.said.named.first()
                 {
                     named.push((path.clone(), *stance, cue.clone()));
                 }
@@ -611,7 +629,7 @@ where
                         cue,
                         recorded_at: read.recorded_at,
                     };
-                    out.push(((key(&naming.path), naming), 1));
+                    out.push(((key(&naming.path).to_string(), naming), 1));
                 }
                 before = Some(*read);
             }

@@ -377,7 +377,10 @@ impl Rules {
             asks: memory.memory_type == EpistemicType::Question && asks(&memory.text),
             chooses: claims.iter().any(|c| c.unit == "choice"),
             mentions,
-            identifiers: super::code::keys(&memory.text).into_iter().collect(),
+            identifiers: match self.lifecycle() {
+                Some(lifecycle) => lifecycle.keys(&memory.text),
+                None => super::code::keys(&memory.text).into_iter().collect(),
+            },
         }
     }
 }
@@ -443,7 +446,8 @@ pub struct Facts {
     pub chooses: bool,
     /// The entities it names: `(span start, entity id, kind)`, in text order.
     pub mentions: Vec<(u32, String, String)>,
-    /// The identifiers it names in code spans ([`super::code::keys`]), sorted.
+    /// The identifiers it names in code spans, by key, sorted: read as the lifecycle rule
+    /// reads them (`LifecycleRules::keys`), or by [`super::code::keys`] where it is off.
     #[serde(default)]
     pub identifiers: Vec<String>,
 }

@@ -217,6 +217,11 @@ pub struct LifecycleSpec {
     pub min_length: usize,
     /// Earlier sources naming the identifier compared per retiring statement, newest first.
     pub max_lookback: usize,
+    /// Characters at most between the end of a statement and the start of one continuing it
+    /// ("The ``box`` parameter is unused. It will be removed."): a space, or a line break and
+    /// a list item's indentation. Both must also sit in the same section.
+    #[serde(default = "continuing_within")]
+    pub continuing_within: u32,
 }
 
 /// `[epistemics.revisions]`: a later statement that states another value of the same matter
@@ -363,4 +368,9 @@ pub enum AnswerKind {
     Number,
     /// Any statement that is not a question.
     Statement,
+}
+
+/// A space, or a line break and up to eleven characters of indentation.
+fn continuing_within() -> u32 {
+    12
 }

@@ -151,4 +151,25 @@ fn a_statement_continuing_the_one_before_it_speaks_of_its_identifier() {
         [],
         "deleting the notes retracts what they drew"
     );
+    // A nested list item wrapped onto an indented line continues it too.
+    let wrapped = format!("- Parameters:\n\n  - {UNUSED}\n    {IT_WILL_GO}");
+    let nested = rounds(vec![(
+        vec![notes("1.9", 400, &wrapped), notes("2.0", 900, BOX_REMOVED)],
+        vec![],
+    )]);
+    assert_eq!(
+        edges(&nested[0]),
+        [(s("IMPLEMENTS"), s(BOX_REMOVED), s(IT_WILL_GO))]
+    );
+    // A statement between them breaks the thread: "It" is no longer `box`.
+    let apart =
+        format!("{UNUSED} The ``crop`` method keeps its arguments in this release. {IT_WILL_GO}");
+    let broken = rounds(vec![(
+        vec![notes("1.9", 400, &apart), notes("2.0", 900, BOX_REMOVED)],
+        vec![],
+    )]);
+    assert_eq!(
+        edges(&broken[0]),
+        [(s("SUPERSEDES"), s(BOX_REMOVED), s(UNUSED))]
+    );
 }
