@@ -14,6 +14,27 @@ const METADATA_TIMEOUT: Duration = Duration::from_secs(10);
 /// offsets topic is created on the first group request).
 const COORDINATOR_WAIT: Duration = Duration::from_secs(30);
 
+/// How long to wait before asking a coordinator that was not ready again.
+const COORDINATOR_PAUSE: Duration = Duration::from_millis(250);
+
+/// Asks `ask` until it answers anything but "the group's coordinator is not ready yet", or
+/// `wait` has passed (then that last answer is returned): every other error is returned at once.
+fn until_coordinator_ready<T>(
+    wait: Duration,
+    pause: Duration,
+    mut ask: impl FnMut() -> Result<T, KafkaError>,
+) -> Result<T, KafkaError> {
+    let deadline = Instant::now() + wait;
+    loop {
+        match ask() {
+            Err(error) if coordinator_not_ready(&error) && Instant::now() < deadline => {
+                std::thread::sleep(pause);
+            }
+            answer => return answer,
+        }
+    }
+}
+
 /// Whether `error` says the group's coordinator is not ready yet: worth asking again.
 fn coordinator_not_ready(error: &KafkaError) -> bool {
     matches!(
@@ -226,15 +247,10 @@ impl EventConsumer {
     /// A broker that has just started may not have a coordinator for the group yet: that answer
     /// is asked again for up to 30 s ([`coordinator_not_ready`]); any other error is returned.
     pub fn committed(&self) -> Result<BTreeMap<(String, i32), i64>, SourceError> {
-        let deadline = Instant::now() + COORDINATOR_WAIT;
-        let committed = loop {
-            match blocking(|| self.consumer.committed(METADATA_TIMEOUT)) {
-                Err(error) if coordinator_not_ready(&error) && Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(250));
-                }
-                answer => break answer.map_err(SourceError::kafka("reading committed offsets"))?,
-            }
-        };
+        let committed = until_coordinator_ready(COORDINATOR_WAIT, COORDINATOR_PAUSE, || {
+            blocking(|| self.consumer.committed(METADATA_TIMEOUT))
+        })
+        .map_err(SourceError::kafka("reading committed offsets"))?;
         let mut offsets = BTreeMap::new();
         for element in committed.elements() {
             if let Offset::Offset(offset) = element.offset() {
@@ -277,7 +293,9 @@ fn blocking<T>(call: impl FnOnce() -> T) -> T {
 mod tests {
     use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 
-    use super::coordinator_not_ready;
+    use std::time::Duration;
+
+    use super::{coordinator_not_ready, until_coordinator_ready};
 
     #[test]
     fn a_coordinator_not_ready_yet_is_asked_again_and_nothing_else_is() {
@@ -291,5 +309,38 @@ mod tests {
         assert!(!coordinator_not_ready(&fetch(
             RDKafkaErrorCode::UnknownTopic
         )));
+    }
+
+    /// The loop around `committed()`: a broker whose coordinator comes up after two refusals is
+    /// answered; one that never does is given up on with its last refusal; any other error is
+    /// returned at the first answer.
+    #[test]
+    fn reading_committed_offsets_waits_for_a_coordinator_and_for_nothing_else() {
+        let refusal = || KafkaError::MetadataFetch(RDKafkaErrorCode::NotCoordinator);
+        let pause = Duration::from_millis(1);
+
+        let mut asked = 0;
+        let answer = until_coordinator_ready(Duration::from_secs(5), pause, || {
+            asked += 1;
+            if asked < 3 { Err(refusal()) } else { Ok(asked) }
+        });
+        assert_eq!(answer.ok(), Some(3));
+
+        let mut asked = 0;
+        let answer: Result<(), _> =
+            until_coordinator_ready(Duration::from_millis(20), pause, || {
+                asked += 1;
+                Err(refusal())
+            });
+        assert!(coordinator_not_ready(&answer.expect_err("never ready")));
+        assert!(asked > 1, "asked again before giving up ({asked})");
+
+        let mut asked = 0;
+        let answer: Result<(), _> = until_coordinator_ready(Duration::from_secs(5), pause, || {
+            asked += 1;
+            Err(KafkaError::MetadataFetch(RDKafkaErrorCode::UnknownTopic))
+        });
+        assert!(answer.is_err());
+        assert_eq!(asked, 1, "another error is not asked again");
     }
 }
