@@ -133,7 +133,34 @@ try {
   check((await doneRow.innerText()).includes("shipped to every customer"), "with the message that reports it done");
   await page.locator("#reported-done").scrollIntoViewIfNeeded();
   await shot(page, "questions-reported-done");
-  step("questions", { questions, answered, reopened, overdue, reported_done: reportedDone });
+  // A plan closed by a statement that carried it out (an IMPLEMENTS edge, not a word of
+  // completion): its page lists that link under "Grounds and support"; a reviewer confirms it,
+  // withdraws the confirmation, then rejects it; after the pipeline's next epoch the plan is
+  // late again.
+  const exportRow = page.locator("#reported-done tbody tr[data-id]", { hasText: "legacy_export" });
+  check((await exportRow.count()) === 1, "the legacy_export removal is folded under reported done");
+  const exportPlan = await exportRow.getAttribute("data-id");
+  await page.goto(url(`priorities?node=${encodeURIComponent(exportPlan)}`));
+  const implemented = () => page.locator('#grounds li[data-edge="IMPLEMENTS"]');
+  await implemented().first().waitFor({ timeout: 30000 });
+  check((await implemented().count()) === 1, "one IMPLEMENTS link among the plan's grounds");
+  check((await implemented().innerText()).includes("is no longer available"), "the grounds name the statement that carried the plan out");
+  await implemented().locator('button[data-act="confirm"]').click();
+  await implemented().locator('[data-review="confirm"]').waitFor({ timeout: 15000 });
+  await implemented().scrollIntoViewIfNeeded();
+  await shot(page, "grounds-confirmed");
+  await implemented().locator('button[data-act="withdraw"]').click();
+  await implemented().locator('button[data-act="reject"]').waitFor({ timeout: 15000 });
+  await implemented().locator("input.reason").fill("it shipped to one customer only");
+  await implemented().locator('button[data-act="reject"]').click();
+  await implemented().locator('[data-review="reject"]').waitFor({ timeout: 15000 });
+  check((await implemented().innerText()).includes("it shipped to one customer only"), "the rejection shows its reason");
+  await ask("pipeline");
+  await pressKey("3");
+  await page.locator("#overdue-plans tbody tr[data-id]", { hasText: "legacy_export" }).waitFor({ timeout: 120000 });
+  check((await page.locator("#reported-done tbody tr[data-id]", { hasText: "legacy_export" }).count()) === 0, "a rejected IMPLEMENTS no longer reports the plan done");
+  const groundsReviewed = "confirmed, withdrawn, rejected, late again";
+  step("questions", { questions, answered, reopened, overdue, reported_done: reportedDone, grounds: groundsReviewed });
   await shot(page, "questions");
 
   // ---- Entity: aliases, relations and the neighbourhood drawn by Cytoscape.js.

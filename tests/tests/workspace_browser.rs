@@ -149,6 +149,20 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
             20,
             "The Harbor billing export shipped to every customer.",
         ),
+        // A plan a later statement carries out (an IMPLEMENTS edge the lifecycle rule draws):
+        // reported done, with the edge among the plan's grounds for a reviewer to judge.
+        event(
+            "chat",
+            "export/1",
+            5,
+            "The ``legacy_export`` endpoint will be removed by June 20, 2026.",
+        ),
+        event(
+            "chat",
+            "export/2",
+            30,
+            "The ``legacy_export`` endpoint is no longer available.",
+        ),
         // A question and its answer, for the Answered list and its Reopen button.
         event("chat", "bw/q", 1, "Who owns the BlueWave renewal?"),
         event("chat", "bw/x", 2, "The BlueWave renewal call went long."),
@@ -342,6 +356,7 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
     for page in [
         "priorities",
         "questions",
+        "grounds-confirmed",
         "entity",
         "entity-identity",
         "timeline",
@@ -359,6 +374,14 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
         let size = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
         assert!(size > 5_000, "screenshot {} ({size} bytes)", shot.display());
     }
+    let questions = steps
+        .iter()
+        .find(|s| s["step"] == "questions")
+        .expect("questions step");
+    assert_eq!(
+        questions["grounds"], "confirmed, withdrawn, rejected, late again",
+        "{questions}"
+    );
     let reviews = steps
         .iter()
         .find(|s| s["step"] == "reviews")
