@@ -6,6 +6,7 @@
 //! reconciles the shared Neo4j and LanceDB with its topics, so two runs must not interleave.
 
 pub mod corpus;
+pub mod disk;
 pub mod servers;
 
 use std::net::TcpListener;
@@ -548,4 +549,43 @@ pub fn metric_sample(text: &str, name: &str) -> Option<f64> {
         })
         .and_then(|line| line.rsplit(' ').next())
         .and_then(|value| value.parse().ok())
+}
+
+/// One server-sent event: its name and its data as JSON.
+pub type SentEvent = (String, serde_json::Value);
+
+/// Opens the server-sent event stream at `url` with `token`: the HTTP status, and the events
+/// as they arrive (the channel closes when the stream ends).
+pub fn open_event_stream(url: String, token: &str) -> (u16, std::sync::mpsc::Receiver<SentEvent>) {
+    use std::io::{BufRead, BufReader};
+    let (status_tx, status_rx) = std::sync::mpsc::channel();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let token = token.to_string();
+    std::thread::spawn(move || {
+        let client = reqwest::blocking::Client::builder()
+            .timeout(None)
+            .build()
+            .expect("client");
+        let response = client.get(url).bearer_auth(token).send().expect("request");
+        let _ = status_tx.send(response.status().as_u16());
+        let (mut name, mut data) = (String::new(), String::new());
+        for line in BufReader::new(response).lines() {
+            let Ok(line) = line else { break };
+            if let Some(value) = line.strip_prefix("event:") {
+                name = value.trim().to_string();
+            } else if let Some(value) = line.strip_prefix("data:") {
+                data.push_str(value.strip_prefix(' ').unwrap_or(value));
+            } else if line.is_empty() && !data.is_empty() {
+                let json = serde_json::from_str(&data).expect("event data is JSON");
+                if tx.send((std::mem::take(&mut name), json)).is_err() {
+                    break;
+                }
+                data.clear();
+            }
+        }
+    });
+    let status = status_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("an answer");
+    (status, rx)
 }

@@ -406,3 +406,145 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
         "budget, offsite and hiring; the weekly sync was removed"
     );
 }
+
+/// A full disk under the state folder, where the follower keeps its sync token and what it
+/// published (saved after the broker acknowledged, as a temporary file renamed): the sync fails
+/// with the OS error naming the file, the old state is intact, and once space returns the next
+/// sync sends the changes again — no-ops downstream — and saves; the one after sends nothing.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a full disk under the state folder: needs root for the tmpfs (run with --ignored)"]
+async fn a_full_disk_under_the_state_folder_fails_clearly_and_the_next_sync_resumes() {
+    let _serial = serial().await;
+    let env = TestEnv::new("e2e-caldav-full");
+    let disk = epigraph_tests::disk::Disk::mount_sized(&env.dir.path().join("disk"), "size=16m");
+    let state = disk.dir.join("state");
+    let server = Radicale::start(tempfile::tempdir().unwrap(), free_port(), USER, PASSWORD);
+    let url = server.collection();
+    assert_eq!(dav("MKCALENDAR", &url, None), 201);
+    let put = |name: &str, uid: &str, summary: &str, description: &str| {
+        dav(
+            "PUT",
+            &format!("{url}{name}.ics"),
+            Some(vevent(uid, "20260303T090000Z", summary, description, "")),
+        )
+    };
+    assert_eq!(
+        put(
+            "budget",
+            "budget-1",
+            "Budget review",
+            "We decided to cut the cloud budget by 10%."
+        ),
+        201
+    );
+    let sync = || {
+        let output = env
+            .command(&[
+                "ingest",
+                "caldav",
+                &url,
+                "--tenant",
+                &env.tenant,
+                "--window-start",
+                "2026-01-01",
+                "--window-end",
+                "2028-01-01",
+            ])
+            .env("EPIGRAPH_CALDAV__USERNAME", USER)
+            .env("EPIGRAPH_CALDAV__PASSWORD", PASSWORD)
+            .env("EPIGRAPH_STATE_DIR", &state)
+            .output()
+            .expect("spawning epigraph");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        (output.status.success(), stdout, stderr)
+    };
+    let published = |stdout: &str| last_json_line(stdout)["published"].as_i64().unwrap_or(-1);
+
+    let (ok, stdout, stderr) = sync();
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(published(&stdout), 1, "{stdout}");
+    let saved = epigraph_tests::disk::files_under(&state);
+    assert_eq!(saved.len(), 1, "one state file: {saved:?}");
+    let before = std::fs::read(&saved[0]).unwrap();
+
+    // An edit and a new event; then the disk is full.
+    assert_eq!(
+        put(
+            "budget",
+            "budget-1",
+            "Budget review",
+            "We decided to cut the cloud budget by 15%."
+        ),
+        204
+    );
+    assert_eq!(
+        put(
+            "offsite",
+            "offsite-1",
+            "Offsite",
+            "The offsite moves to Lisbon."
+        ),
+        201
+    );
+    let filled = disk.fill();
+    let (ok, stdout, stderr) = sync();
+    assert!(!ok, "a full disk went unnoticed: {stdout}\n{stderr}");
+    assert_eq!(
+        stderr.matches("No space left on device").count(),
+        1,
+        "the OS error is said once: {stderr}"
+    );
+    assert!(
+        stderr.contains("state"),
+        "the error names the file: {stderr}"
+    );
+    assert!(!stderr.contains(PASSWORD), "the password leaked: {stderr}");
+    assert_eq!(
+        std::fs::read(&saved[0]).unwrap(),
+        before,
+        "the old state is intact"
+    );
+    let full_error = stderr.lines().last().unwrap_or_default().to_string();
+
+    // Space returns: the two changes are sent again and the state is saved; then nothing.
+    disk.free();
+    let (ok, stdout, stderr) = sync();
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(published(&stdout), 2, "{stdout}");
+    let (ok, stdout, stderr) = sync();
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(published(&stdout), 0, "the state was saved: {stdout}");
+
+    // Nothing lost, nothing doubled downstream: two events, the budget at its latest text.
+    let config_file = env.dir.path().join("no-embed.toml");
+    std::fs::write(&config_file, "[lancedb]\nembed = false\n").unwrap();
+    env.epigraph(&[
+        "--config",
+        config_file.to_str().unwrap(),
+        "run",
+        "--until-idle",
+    ]);
+    let sources = neo4j_count(
+        &neo4j(),
+        "MATCH (s:Source:Calendar {tenant: $tenant}) RETURN count(s) AS n",
+        &env.tenant,
+    )
+    .await;
+    assert_eq!(sources, 2);
+    let latest: Vec<String> = calendar_events(&env)
+        .await
+        .into_iter()
+        .filter(|(id, op, _)| id.contains("budget") && *op == Op::Upsert)
+        .map(|(_, _, body)| body)
+        .collect();
+    assert!(
+        latest.last().is_some_and(|b| b.contains("15%")),
+        "{latest:?}"
+    );
+    println!(
+        "{}",
+        serde_json::json!({"trial": "caldav-state-full", "filled_bytes": filled,
+            "error": full_error})
+    );
+}

@@ -3,50 +3,11 @@
 //! arriving; the pipeline's change notice on Kafka wakes the feed, which does not poll here), checks tokens and parameters like the other reads, and ends when the server
 //! shuts down gracefully.
 
-use std::io::{BufRead, BufReader};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use epigraph_tests::corpus::{MEMO, PLANNED, QUESTION, SHEET, event};
-use epigraph_tests::{TestEnv, ingest, last_json_line, serial};
-
-/// One server-sent event: its name and its data as JSON.
-type Sent = (String, serde_json::Value);
-
-/// Opens the stream at `url` with `token`; the HTTP status, and the events as they arrive
-/// (the channel closes when the stream ends).
-fn open(url: String, token: &str) -> (u16, mpsc::Receiver<Sent>) {
-    let (status_tx, status_rx) = mpsc::channel();
-    let (tx, rx) = mpsc::channel();
-    let token = token.to_string();
-    std::thread::spawn(move || {
-        let client = reqwest::blocking::Client::builder()
-            .timeout(None)
-            .build()
-            .expect("client");
-        let response = client.get(url).bearer_auth(token).send().expect("request");
-        let _ = status_tx.send(response.status().as_u16());
-        let (mut name, mut data) = (String::new(), String::new());
-        for line in BufReader::new(response).lines() {
-            let Ok(line) = line else { break };
-            if let Some(value) = line.strip_prefix("event:") {
-                name = value.trim().to_string();
-            } else if let Some(value) = line.strip_prefix("data:") {
-                data.push_str(value.strip_prefix(' ').unwrap_or(value));
-            } else if line.is_empty() && !data.is_empty() {
-                let json = serde_json::from_str(&data).expect("event data is JSON");
-                if tx.send((std::mem::take(&mut name), json)).is_err() {
-                    break;
-                }
-                data.clear();
-            }
-        }
-    });
-    let status = status_rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("an answer");
-    (status, rx)
-}
+use epigraph_tests::{TestEnv, ingest, last_json_line, open_event_stream as open, serial};
 
 fn texts(items: &serde_json::Value) -> Vec<String> {
     items

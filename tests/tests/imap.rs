@@ -450,3 +450,118 @@ async fn a_message_the_topic_refuses_is_read_again_on_the_next_run() {
         ]
     );
 }
+
+/// A full disk under the state folder, where the follower keeps the UIDs it published (saved
+/// after the broker acknowledged them, as a temporary file renamed): the sync fails with the OS
+/// error naming the file, the old state is intact, and once space returns the next sync sends
+/// the same messages again — no-ops downstream — and saves; the one after sends nothing.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a full disk under the state folder: needs root for the tmpfs (run with --ignored)"]
+async fn a_full_disk_under_the_state_folder_fails_clearly_and_the_next_sync_resumes() {
+    let _serial = serial().await;
+    let env = TestEnv::new("e2e-imap-full");
+    let disk = epigraph_tests::disk::Disk::mount_sized(&env.dir.path().join("disk"), "size=16m");
+    let state = disk.dir.join("state");
+    let server = Dovecot::start(tempfile::tempdir().unwrap(), free_port(), USER, PASSWORD);
+    let port = server.port;
+    let mut admin_session = admin(&server).await;
+    let session = admin_session.session_mut();
+    session.create("Archive").await.expect("CREATE Archive");
+    session
+        .append(
+            "INBOX",
+            None,
+            None,
+            message("full-1", "Trial", "The field trial starts in March."),
+        )
+        .await
+        .expect("APPEND");
+    let sync = || {
+        let output = ingest_imap(&env, port, PASSWORD, false)
+            .env("EPIGRAPH_STATE_DIR", &state)
+            .env("RUST_LOG", "warn")
+            .output()
+            .expect("spawning epigraph");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        (output.status.success(), stdout, stderr)
+    };
+    let summary = |stdout: &str| counts(&last_json_line(stdout));
+
+    let (ok, stdout, stderr) = sync();
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(summary(&stdout), [1, 0, 1, 0], "{stdout}");
+    let saved = epigraph_tests::disk::files_under(&state);
+    assert_eq!(saved.len(), 1, "one state file: {saved:?}");
+    let before = std::fs::read(&saved[0]).unwrap();
+
+    // Two new messages; then the disk is full.
+    for (id, subject, body) in [
+        ("full-2", "Budget", "The budget review moves to Thursday."),
+        ("full-3", "Vendor", "We picked Acme Cables as the vendor."),
+    ] {
+        session
+            .append("INBOX", None, None, message(id, subject, body))
+            .await
+            .expect("APPEND");
+    }
+    let filled = disk.fill();
+    let (ok, stdout, stderr) = sync();
+    assert!(!ok, "a full disk went unnoticed: {stdout}\n{stderr}");
+    assert_eq!(
+        stderr.matches("No space left on device").count(),
+        1,
+        "the OS error is said once: {stderr}"
+    );
+    assert!(
+        stderr.contains("state"),
+        "the error names the file: {stderr}"
+    );
+    assert!(!stderr.contains(PASSWORD), "the password leaked: {stderr}");
+    // No corruption: the state is the first sync's, byte for byte.
+    assert_eq!(std::fs::read(&saved[0]).unwrap(), before);
+    let full_error = stderr.lines().last().unwrap_or_default().to_string();
+
+    // Space returns: the two are sent again and the state is saved; then nothing is sent.
+    disk.free();
+    let (ok, stdout, stderr) = sync();
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(summary(&stdout), [2, 0, 2, 0], "{stdout}");
+    let (ok, stdout, stderr) = sync();
+    assert!(ok, "{stdout}\n{stderr}");
+    assert_eq!(
+        summary(&stdout),
+        [0, 0, 0, 0],
+        "the state was saved: {stdout}"
+    );
+
+    // Nothing lost, nothing doubled downstream: three messages, three sources.
+    let mut ids: Vec<String> = mail_events(&env)
+        .await
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    let config_file = env.dir.path().join("no-embed.toml");
+    std::fs::write(&config_file, "[lancedb]\nembed = false\n").unwrap();
+    env.epigraph(&[
+        "--config",
+        config_file.to_str().unwrap(),
+        "run",
+        "--until-idle",
+    ]);
+    let sources = neo4j_count(
+        &neo4j(),
+        "MATCH (s:Source:Email {tenant: $tenant}) RETURN count(s) AS n",
+        &env.tenant,
+    )
+    .await;
+    assert_eq!(sources, 3);
+    println!(
+        "{}",
+        serde_json::json!({"trial": "imap-state-full", "filled_bytes": filled,
+            "error": full_error})
+    );
+}

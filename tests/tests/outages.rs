@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use epigraph_tests::disk::Disk;
 use epigraph_tests::{TestEnv, http_text, metric_sample, neo4j, serial};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -61,69 +62,6 @@ impl Store {
 
 /// Size of the disk of the full-disk trial: room for the run, its compactions and the rebuild.
 const DISK: &str = "size=768m";
-
-/// A tmpfs mounted at `dir` for the test, unmounted on drop.
-struct Disk {
-    dir: PathBuf,
-}
-
-impl Disk {
-    fn mount(dir: &Path) -> Disk {
-        Disk::mount_sized(dir, DISK)
-    }
-
-    /// A tmpfs of `size` (`size=16m`) at `dir`.
-    fn mount_sized(dir: &Path, size: &str) -> Disk {
-        std::fs::create_dir_all(dir).unwrap();
-        let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", size, "epigraph-full-disk"])
-            .arg(dir)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(mounted, "mounting a tmpfs at {dir:?} needs root");
-        Disk {
-            dir: dir.to_path_buf(),
-        }
-    }
-
-    /// Fill the disk to its last byte: a file written until the write fails for want of space.
-    fn fill(&self) -> u64 {
-        use std::io::Write;
-        let mut filler = std::fs::File::create(self.dir.join("filler")).unwrap();
-        let block = vec![0u8; 1 << 20];
-        let mut written = 0u64;
-        loop {
-            match filler.write(&block) {
-                Ok(0) => break,
-                Ok(n) => written += n as u64,
-                Err(error) => {
-                    assert_eq!(
-                        error.raw_os_error(),
-                        Some(28),
-                        "filling the disk failed otherwise: {error}"
-                    );
-                    break;
-                }
-            }
-        }
-        // Whatever a smaller write still fits.
-        while filler.write(&[0u8; 512]).is_ok_and(|n| n > 0) {
-            written += 512;
-        }
-        let _ = filler.sync_all();
-        written
-    }
-
-    fn free(&self) {
-        let _ = std::fs::remove_file(self.dir.join("filler"));
-    }
-}
-
-impl Drop for Disk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
-    }
-}
 
 /// A proposal an outage test sends while a store is down: it must be refused with the reason.
 const WAITLIST_NOTE: &str = r#"{"change": {"kind": "remember", "memory_type": "OBSERVATION",
@@ -397,7 +335,8 @@ async fn trial_of(store: Store, away_for: Duration, seed: u64) -> Figures {
     let mut env = TestEnv::new(&format!("outage-{}", store.trial()));
     // A LanceDB folder of the test's own (the read-only mount must not touch other views), on
     // a disk of its own for the full-disk trial.
-    let disk = (store == Store::LancedbFull).then(|| Disk::mount(&env.dir.path().join("disk")));
+    let disk = (store == Store::LancedbFull)
+        .then(|| Disk::mount_sized(&env.dir.path().join("disk"), DISK));
     env.lance_dir = match &disk {
         Some(disk) => disk.dir.join("lancedb"),
         None => env.dir.path().join("lancedb"),
@@ -1185,11 +1124,42 @@ async fn a_query_service_started_while_neo4j_is_down_answers_503_and_recovers_by
     )
     .await
     .expect("list_proposals answers without Neo4j");
+    // The dashboard's live feed stays open and says why it waits: an `error` naming Neo4j,
+    // with the mark of a 503.
+    let (status, live) = epigraph_tests::open_event_stream(
+        format!("{base}/v1/dashboard/stream?top=5&limit=5"),
+        &person,
+    );
+    assert_eq!(status, 200, "the live feed is opened during the outage");
+    let (name, said) = live
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the live feed says why it waits");
+    assert_eq!(name, "error", "{said}");
+    assert_eq!(said["status"], 503, "{said}");
+    assert!(
+        said["message"]
+            .as_str()
+            .is_some_and(|m| m.to_lowercase().contains("neo4j")),
+        "{said}"
+    );
 
     // Neo4j returns: the same read is served, without a restart.
     let away_seconds = gone.elapsed().as_secs_f64();
     away.end();
     let returned = Instant::now();
+    // The live feed, on the same connection, sends the snapshot once Neo4j answers.
+    let snapshot = loop {
+        let left = (returned + Duration::from_secs(120)).saturating_duration_since(Instant::now());
+        let (name, data) = live
+            .recv_timeout(left)
+            .expect("a snapshot on the open live feed once Neo4j is back");
+        if name == "snapshot" {
+            break data;
+        }
+        assert_eq!(name, "error", "{data}");
+    };
+    let live_after = returned.elapsed().as_secs_f64();
+    assert!(snapshot["priorities"].is_array(), "{snapshot}");
     let deadline = returned + Duration::from_secs(120);
     loop {
         let (status, body) = epigraph_tests::http_get_with(&priorities, Some(&person));
@@ -1221,6 +1191,7 @@ async fn a_query_service_started_while_neo4j_is_down_answers_503_and_recovers_by
             "tool_refused_in_seconds": tool_refused_in,
             "away_seconds": away_seconds,
             "reads_served_after_return_seconds": reads_after,
+            "live_snapshot_after_return_seconds": live_after,
         })
     );
 }

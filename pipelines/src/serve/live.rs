@@ -10,7 +10,10 @@
 //! stream ends when the server shuts down (graceful shutdown would otherwise wait for them).
 //!
 //! Events: `snapshot` (data: the [`Snapshot`] as JSON, `id`: its sequence number) and `error`
-//! (data: `{"message": …}`, when a read failed; the feed keeps trying).
+//! (data: `{"message": …, "status": …}`, when a read failed; the feed keeps trying). While Neo4j
+//! or LanceDB is unreachable the stream stays open: its feed does not read, it sends one
+//! `error` with the reason and `"status": 503` (as the query routes' `503`), and it reads again
+//! the moment the store answers, so the next `snapshot` follows on the same connection.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -78,7 +81,8 @@ struct FeedKey {
 #[derive(Clone, Debug)]
 enum Update {
     Snapshot(Arc<Snapshot>),
-    Error(String),
+    /// A read failed: why, and the HTTP status a query route would have answered.
+    Error(String, u16),
 }
 
 /// The live feeds of a server, shared by its handlers.
@@ -205,6 +209,7 @@ async fn feed(hub: LiveHub, state: AppState, key: FeedKey, sender: watch::Sender
     let mut seq = 0;
     let mut shutdown = hub.shutdown.subscribe();
     let mut notices = hub.notices.subscribe();
+    let mut stores = state.stores.watch();
     loop {
         {
             let mut feeds = hub.feeds.lock().expect("live feeds");
@@ -213,8 +218,19 @@ async fn feed(hub: LiveHub, state: AppState, key: FeedKey, sender: watch::Sender
                 return;
             }
         }
-        match read(&state, &key).await {
-            Ok((priorities, contradictions, questions)) => {
+        match super::stores::unless_down(&state.stores, read(&state, &key)).await {
+            Err(super::stores::StoreDown(reason)) => {
+                let message = super::stores::retry_later(&reason);
+                sender.send_if_modified(|current| {
+                    let told = matches!(current, Some(Update::Error(m, _)) if *m == message);
+                    if !told {
+                        tracing::warn!(tenant = %key.tenant, %reason, "live feed waits for the stores");
+                        *current = Some(Update::Error(message, 503));
+                    }
+                    !told
+                });
+            }
+            Ok(Ok((priorities, contradictions, questions))) => {
                 sender.send_if_modified(|current| {
                     let unchanged = matches!(current, Some(Update::Snapshot(s))
                         if s.priorities == priorities
@@ -234,15 +250,17 @@ async fn feed(hub: LiveHub, state: AppState, key: FeedKey, sender: watch::Sender
                     true
                 });
             }
-            Err(error) => {
+            Ok(Err(error)) => {
                 tracing::warn!(tenant = %key.tenant, %error, "live feed read failed");
-                sender.send_replace(Some(Update::Error(error.to_string())));
+                sender.send_replace(Some(Update::Error(error.to_string(), 500)));
             }
         }
         tokio::select! {
             _ = tokio::time::sleep(every) => {}
             _ = shutdown.changed() => {}
             _ = changed(&mut notices, &key.tenant) => {}
+            // A store went down or came back: say so, or read again, now.
+            _ = stores.changed() => {}
         }
     }
 }
@@ -286,7 +304,7 @@ async fn read(state: &AppState, key: &FeedKey) -> Result<Read, QueryError> {
 
 /// The dashboard's live feed: a `snapshot` event now and after every change.
 #[utoipa::path(get, path = "/v1/dashboard/stream", tag = "graph", params(LiveParams),
-    responses((status = 200, description = "`text/event-stream` of `snapshot` events (data: Snapshot) and `error` events", body = Snapshot)))]
+    responses((status = 200, description = "`text/event-stream` of `snapshot` events (data: Snapshot) and `error` events (data: `{\"message\", \"status\"}`; status 503 while a store is unreachable: the stream stays open and the next snapshot follows when it answers)", body = Snapshot)))]
 pub async fn stream(
     State(state): State<AppState>,
     Extension(Tenant(tenant)): Extension<Tenant>,
@@ -319,9 +337,9 @@ pub async fn stream(
                     .id(snapshot.seq.to_string())
                     .json_data(&*snapshot)
                     .expect("a snapshot serializes"),
-                Update::Error(message) => Event::default()
+                Update::Error(message, status) => Event::default()
                     .event("error")
-                    .json_data(serde_json::json!({ "message": message }))
+                    .json_data(serde_json::json!({ "message": message, "status": status }))
                     .expect("a message serializes"),
             };
             Some((Ok(event), (updates, shutdown, false)))

@@ -45,6 +45,11 @@ impl StoreHealth {
         self.reason.borrow().clone()
     }
 
+    /// A receiver told of every change of [`Self::reason`]: an outage that starts or ends.
+    pub fn watch(&self) -> watch::Receiver<Option<String>> {
+        self.reason.subscribe()
+    }
+
     /// Record a probe of `store`: a failure (its reason) opens an outage (logged once), `None`
     /// (it answered) ends one.
     pub fn record(&self, store: &'static str, failure: Option<String>) {
