@@ -172,6 +172,11 @@ pub struct Intent {
     /// X going to ship?", "Did a bdist_deb command ever make it into distutils?"). A document
     /// that declares itself rejected or withdrawn answers it, so it is not demoted as retired.
     pub fate: bool,
+    /// About when something began: the first release, version or day it held ("Which release
+    /// first let …", "When were … added?", "In which version did … gain …"). The answer is an
+    /// early statement that later ones may have superseded, so it is read as a history
+    /// question, and among candidates the older is preferred (recency reversed).
+    pub origin: bool,
 }
 
 impl Intent {
@@ -198,6 +203,17 @@ impl Intent {
     /// assert!(Intent::of("My loop prints blank lines; was there a proposal to drop them?").fate);
     /// assert!(Intent::of("What was the proposed spelling, and why did they decide against it?").fate);
     /// assert!(!Intent::of("Which proposal replaced the old plan?").fate);
+    /// // When something began: a history question whose older answers come first.
+    /// let origin = Intent::of("Which Django release first let one project use several databases?");
+    /// assert!(origin.origin && origin.history && !origin.current);
+    /// assert!(Intent::of("When were np.partition and np.argpartition added to NumPy?").origin);
+    /// assert!(Intent::of("In which Django version did the ORM gain aggregate()?").origin);
+    /// assert!(Intent::of("From which NumPy version can I use the @ operator?").origin);
+    /// assert!(!Intent::of("When is the Vesper launch now?").origin);
+    /// assert!(!Intent::of("When building NumPy, can I still pick the BLAS library?").origin);
+    /// // "Newest" asks about now; "the last to" about a state that ended.
+    /// assert!(Intent::of("Which Python versions does the newest NumPy release support?").current);
+    /// assert!(Intent::of("Which NumPy release was the last to support Python 2?").history);
     /// ```
     pub fn of(query: &str) -> Intent {
         let words: Vec<String> = query
@@ -243,8 +259,35 @@ impl Intent {
                     || phrase("decide against")
                     || phrase("decided against")
                     || phrase("turned down")));
+        // When something began: "first", "introduced", "when did/were …", "in/from/since
+        // which version …".
+        let origin = has(&[
+            "first",
+            "introduced",
+            "introduce",
+            "introduces",
+            "initially",
+            "gained",
+            "gain",
+            "added",
+            "began",
+        ]) || ["when was", "when were", "when did", "since when"]
+            .iter()
+            .any(|p| phrase(p))
+            || ([
+                "in which",
+                "in what",
+                "from which",
+                "from what",
+                "since which",
+            ]
+            .iter()
+            .any(|p| phrase(p))
+                && has(&["version", "versions", "release", "releases"])
+                && !has(&["now", "current", "currently", "latest", "still", "newest"]));
         let intent = Intent {
             fate,
+            origin,
             history: has(&[
                 "previous",
                 "previously",
@@ -259,7 +302,9 @@ impl Intent {
                 "before",
                 "changed",
                 "evolution",
-            ]) || phrase("used to"),
+            ]) || phrase("used to")
+                || phrase("the last to")
+                || origin,
             conflict: has(&[
                 "conflict",
                 "conflicts",
@@ -289,6 +334,7 @@ impl Intent {
                 "current",
                 "currently",
                 "latest",
+                "newest",
                 "today",
                 "still",
                 "anymore",
@@ -297,11 +343,13 @@ impl Intent {
                 "nowadays",
             ]) || phrase("end up")
                 || phrase("ended up")
+                || phrase("most recent")
                 || phrase("as of"),
         };
         if successor {
             Intent {
                 history: false,
+                origin: false,
                 current: true,
                 ..intent
             }
@@ -486,7 +534,8 @@ impl RankConfig {
     /// assert_eq!(phi(&rejected, fate), phi(&current, fate));
     /// ```
     /// `recency` places the candidate's valid time between the oldest (0) and newest (1)
-    /// candidate; it counts only when the query asks about the current state.
+    /// candidate; it counts only when the query asks about the current state (the newer
+    /// preferred) or about when something began (the older preferred).
     pub fn phi(&self, view: &AsOf<'_>, intent: Intent, recency: Option<f64>) -> Phi {
         let k = view.card.k.unwrap_or(0.5).clamp(0.0, 1.0);
         // K of a retired document's statements is lowered for the retirement itself (a_r);
@@ -520,9 +569,14 @@ impl RankConfig {
         if view.card.supported > 0 {
             edges *= self.supported;
         }
-        let recency = match (intent.current, recency) {
-            (true, Some(x)) => {
+        // The newer preferred when the query asks about now, the older when it asks when
+        // something began.
+        let recency = match (intent.current, intent.origin, recency) {
+            (true, false, Some(x)) => {
                 1.0 - self.current_recency / 2.0 + self.current_recency * x.clamp(0.0, 1.0)
+            }
+            (false, true, Some(x)) => {
+                1.0 - self.current_recency / 2.0 + self.current_recency * (1.0 - x.clamp(0.0, 1.0))
             }
             _ => 1.0,
         };
@@ -676,6 +730,32 @@ mod tests {
         assert_eq!(
             config.phi(&view, plain, Some(1.0)).phi,
             config.phi(&view, plain, Some(0.0)).phi
+        );
+    }
+
+    #[test]
+    fn older_candidates_rise_for_questions_about_when_something_began() {
+        let config = RankConfig::default();
+        let c = card("current", "DECISION");
+        let view = AsOf { card: &c, at: None };
+        let origin = Intent::of("Which release first supported several databases?");
+        assert!(
+            config.phi(&view, origin, Some(0.0)).phi > config.phi(&view, origin, Some(1.0)).phi
+        );
+        // A superseded statement is not demoted: it may be where the thing began.
+        let old = card("superseded", "DECISION");
+        assert_eq!(
+            config
+                .phi(
+                    &AsOf {
+                        card: &old,
+                        at: None
+                    },
+                    origin,
+                    Some(0.5)
+                )
+                .phi,
+            config.phi(&view, origin, Some(0.5)).phi
         );
     }
 
