@@ -209,7 +209,6 @@ pub fn same_thing(a: &str, b: &str) -> bool {
     long == short || long.ends_with(&format!(".{short}"))
 }
 
-/// What an identifier looks like (no spaces, no markup).
 impl LifecycleRules {
     /// Compiles the spec.
     pub fn new(spec: &LifecycleSpec) -> Result<Self, OntologyError> {
