@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 """Agreement of the second judge (second/labels.tsv) with qrels/test.tsv on second/sample.json.
 
-Usage (from the repository root): python3 eval/retrieval/releases/second/agreement.py
+Usage (from the repository root): python3 eval/retrieval/releases/second/agreement.py [SET]
+SET is a retrieval set's folder with a `second/` of its own (default: eval/retrieval/releases).
 Prints exact agreement and Cohen's kappa (grades 0/1/2) on the pairs the first judge graded,
 on every candidate (a decoy the first judge did not grade counts as 0), and relevant-or-not.
 """
 import collections
 import json
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SET = HERE.parent
+SET = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else HERE.parent
+SECOND = SET / "second"
 
 
 def tsv(path):
@@ -33,8 +36,8 @@ def kappa(pairs):
 
 def main():
     first = tsv(SET / "qrels/test.tsv")
-    second = tsv(HERE / "labels.tsv")
-    sample = json.loads((HERE / "sample.json").read_text())["queries"]
+    second = tsv(SECOND / "labels.tsv")
+    sample = json.loads((SECOND / "sample.json").read_text())["queries"]
     everything, graded = [], []
     for q in sample:
         for d in q["candidates"]:
