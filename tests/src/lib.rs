@@ -172,6 +172,22 @@ impl TestEnv {
         last_json_line(&self.epigraph(&["run", "--until-idle"]))
     }
 
+    /// [`Self::run_until_idle`] without embedding: for tests of what reaches the graph, not of
+    /// vectors.
+    pub fn run_until_idle_without_vectors(&self) -> serde_json::Value {
+        let config = self.dir.path().join("no-embed.toml");
+        std::fs::write(&config, "[lancedb]\nembed = false\n").expect("writing no-embed.toml");
+        let config = config.to_str().expect("a UTF-8 path");
+        last_json_line(&self.epigraph(&["--config", config, "run", "--until-idle"]))
+    }
+
+    /// How many `:Source` nodes of `kind` (a label: `Email`, `Calendar`, …) this tenant has in
+    /// Neo4j.
+    pub async fn source_count(&self, kind: &str) -> i64 {
+        let cypher = format!("MATCH (s:Source:{kind} {{tenant: $tenant}}) RETURN count(s) AS n");
+        neo4j_count(&neo4j(), &cypher, &self.tenant).await
+    }
+
     /// Open the LanceDB sink the binary writes (full-text only: no model needed to read).
     pub async fn lance(&self) -> LanceSink {
         let config = LanceConfig {

@@ -10,8 +10,7 @@ use epigraph_schemas::{Op, SourceKind, decode_event};
 use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_tests::servers::{Radicale, free_port};
 use epigraph_tests::{
-    TestEnv, http_delete, last_json_line, metric_sample, neo4j, neo4j_count, scrape_metrics,
-    serial, unique_tenant,
+    TestEnv, http_delete, last_json_line, metric_sample, scrape_metrics, serial, unique_tenant,
 };
 
 const USER: &str = "alice";
@@ -387,20 +386,8 @@ async fn a_calendar_server_is_followed_by_sync_token_with_edits_removals_and_out
     drop(server);
 
     // Through the pipeline: the live calendar items are sources in the graph.
-    let config_file = env.dir.path().join("no-embed.toml");
-    std::fs::write(&config_file, "[lancedb]\nembed = false\n").unwrap();
-    env.epigraph(&[
-        "--config",
-        config_file.to_str().unwrap(),
-        "run",
-        "--until-idle",
-    ]);
-    let sources = neo4j_count(
-        &neo4j(),
-        "MATCH (s:Source:Calendar {tenant: $tenant}) RETURN count(s) AS n",
-        &env.tenant,
-    )
-    .await;
+    env.run_until_idle_without_vectors();
+    let sources = env.source_count("Calendar").await;
     assert_eq!(
         sources, 3,
         "budget, offsite and hiring; the weekly sync was removed"
@@ -517,20 +504,8 @@ async fn a_full_disk_under_the_state_folder_fails_clearly_and_the_next_sync_resu
     assert_eq!(published(&stdout), 0, "the state was saved: {stdout}");
 
     // Nothing lost, nothing doubled downstream: two events, the budget at its latest text.
-    let config_file = env.dir.path().join("no-embed.toml");
-    std::fs::write(&config_file, "[lancedb]\nembed = false\n").unwrap();
-    env.epigraph(&[
-        "--config",
-        config_file.to_str().unwrap(),
-        "run",
-        "--until-idle",
-    ]);
-    let sources = neo4j_count(
-        &neo4j(),
-        "MATCH (s:Source:Calendar {tenant: $tenant}) RETURN count(s) AS n",
-        &env.tenant,
-    )
-    .await;
+    env.run_until_idle_without_vectors();
+    let sources = env.source_count("Calendar").await;
     assert_eq!(sources, 2);
     let latest: Vec<String> = calendar_events(&env)
         .await

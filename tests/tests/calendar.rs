@@ -49,14 +49,7 @@ async fn real_calendars_land_as_calendar_sources_with_their_attendees() {
     let expected = live.values().filter(|up| **up).count() as i64;
     assert!(expected > 100, "{expected}");
 
-    let config_file = env.dir.path().join("no-embed.toml");
-    std::fs::write(&config_file, "[lancedb]\nembed = false\n").unwrap();
-    env.epigraph(&[
-        "--config",
-        config_file.to_str().unwrap(),
-        "run",
-        "--until-idle",
-    ]);
+    env.run_until_idle_without_vectors();
 
     let graph = neo4j();
     let sources = neo4j_count(

@@ -13,8 +13,8 @@ use epigraph_sources::kafka::{EventConsumer, KafkaConfig, Polled};
 use epigraph_sources::mail::{MailConfig, parse_message};
 use epigraph_tests::servers::{Dovecot, free_port};
 use epigraph_tests::{
-    TestEnv, incompressible_text, last_json_line, metric_sample, neo4j, neo4j_count,
-    scrape_metrics, serial, unique_tenant,
+    TestEnv, incompressible_text, last_json_line, metric_sample, scrape_metrics, serial,
+    unique_tenant,
 };
 
 const USER: &str = "alice";
@@ -300,20 +300,8 @@ async fn mailboxes_are_followed_by_uid_with_expunges_moves_and_restarts() {
     drop(server);
 
     // Through the pipeline: the live messages are sources in the graph.
-    let config_file = env.dir.path().join("no-embed.toml");
-    std::fs::write(&config_file, "[lancedb]\nembed = false\n").unwrap();
-    env.epigraph(&[
-        "--config",
-        config_file.to_str().unwrap(),
-        "run",
-        "--until-idle",
-    ]);
-    let sources = neo4j_count(
-        &neo4j(),
-        "MATCH (s:Source:Email {tenant: $tenant}) RETURN count(s) AS n",
-        &env.tenant,
-    )
-    .await;
+    env.run_until_idle_without_vectors();
+    let sources = env.source_count("Email").await;
     assert_eq!(
         sources, 5,
         "atlas, hiring, offsite, roadmap and vendor; the budget mail was expunged"
@@ -544,20 +532,8 @@ async fn a_full_disk_under_the_state_folder_fails_clearly_and_the_next_sync_resu
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), 3, "{ids:?}");
-    let config_file = env.dir.path().join("no-embed.toml");
-    std::fs::write(&config_file, "[lancedb]\nembed = false\n").unwrap();
-    env.epigraph(&[
-        "--config",
-        config_file.to_str().unwrap(),
-        "run",
-        "--until-idle",
-    ]);
-    let sources = neo4j_count(
-        &neo4j(),
-        "MATCH (s:Source:Email {tenant: $tenant}) RETURN count(s) AS n",
-        &env.tenant,
-    )
-    .await;
+    env.run_until_idle_without_vectors();
+    let sources = env.source_count("Email").await;
     assert_eq!(sources, 3);
     println!(
         "{}",
