@@ -548,6 +548,12 @@ pub struct Priority {
     pub dt: Fixed,
     /// The decay force λ·Δt·k (negative while an open question grows).
     pub decay: Fixed,
+    /// K* before the clamps: `(η·(s+h+u+e+g) − c) / (η + λ·Δt)` at this `g`, with K not held to
+    /// [0, 1] and an open question's urgency h not held to 1. Equal to `k` inside (0, 1) (the
+    /// same fixed point); at a bound it tells saturated nodes apart — a decision with support
+    /// stands further above 1 than a bare one, a question open for a year further than one open
+    /// for a month — so it breaks ties among equal `k` (and among nodes pressed to 0).
+    pub unclamped: Fixed,
 }
 
 impl Priority {

@@ -114,8 +114,18 @@ pub const NODES: [NodeSchema; 4] = [SOURCE, MEMORY, ENTITY, CLAIM];
 
 /// Priority K and the terms of OIDA's Eq. 1, written on memory nodes by the priority view
 /// (with their own hash, `priority_hash`).
-pub const PRIORITY_PROPERTIES: [&str; 10] = [
-    "k", "k_upper", "k_s", "k_h", "k_u", "k_e", "k_g", "k_c", "k_decay", "k_dt",
+pub const PRIORITY_PROPERTIES: [&str; 11] = [
+    "k",
+    "k_upper",
+    "k_s",
+    "k_h",
+    "k_u",
+    "k_e",
+    "k_g",
+    "k_c",
+    "k_decay",
+    "k_dt",
+    "k_unclamped",
 ];
 
 /// The hash of the priority properties of a memory node.

@@ -331,16 +331,35 @@ async fn the_query_service_answers_agents_and_analysts_from_the_real_stores() {
         )),
         "{block}"
     );
+    // By K, and among equal K (the decisions and the month-old open question all stand at 1)
+    // by the value before the clamps.
     let priorities = api.get("/v1/priorities?top=10");
-    let ks: Vec<f64> = priorities["priorities"]
+    let ks: Vec<(f64, f64)> = priorities["priorities"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|m| m["k"].as_f64().expect("every memory has K"))
+        .map(|m| {
+            let k = m["k"].as_f64().expect("every memory has K");
+            let unclamped = m["k_terms"]["unclamped"]
+                .as_f64()
+                .expect("and before the clamps");
+            assert!(k == unclamped || (k == 1.0 && unclamped > 1.0), "{m}");
+            (k, unclamped)
+        })
         .collect();
     assert!(
         ks.len() >= 5 && ks.windows(2).all(|w| w[0] >= w[1]),
         "{ks:?}"
+    );
+    let question = priorities["priorities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["text"] == QUESTION)
+        .expect("the open question is among the first ten");
+    assert!(
+        question["k_terms"]["unclamped"].as_f64().unwrap() > 1.0,
+        "an open question months old is past the clamp: {question}"
     );
 
     // Entities (alias-aware), timeline, nodes, neighbourhood, traversal.

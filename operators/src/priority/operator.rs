@@ -112,11 +112,11 @@ where
     let used = usage_sums(usages, clock.clone(), config.clone());
     let based = node_terms(nodes, clock, inbound, used, config.clone());
     let cores = based.clone().map(|(node, (base, _, _))| (node, base.core));
-    let fixed = fixpoint(cores, influence_edges(edges, roles), config);
-    fixed.join_map(based, |_, state, (base, tenant, id)| PriorityWeight {
+    let fixed = fixpoint(cores, influence_edges(edges, roles), config.clone());
+    fixed.join_map(based, move |_, state, (base, tenant, id)| PriorityWeight {
         tenant: tenant.clone(),
         id: id.clone(),
-        priority: terms::priority(base, state),
+        priority: terms::priority(&config, base, state),
     })
 }
 

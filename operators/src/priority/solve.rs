@@ -107,7 +107,7 @@ pub fn solve(
     let weights = unique
         .keys()
         .enumerate()
-        .map(|(i, key)| (key.clone(), terms::priority(&bases[i], &states[i])))
+        .map(|(i, key)| (key.clone(), terms::priority(config, &bases[i], &states[i])))
         .collect();
     Solution { weights, rounds }
 }

@@ -46,6 +46,8 @@ pub(crate) struct Base {
     /// The terms, for the output.
     pub s: i64,
     pub h: i64,
+    /// h before its clamp to [0, 1] (an open question's urgency keeps growing with age past it).
+    pub h_unclamped: i64,
     pub u: i64,
     pub e: i64,
     pub dt: i64,
@@ -113,7 +115,8 @@ pub(crate) fn base(
     };
     let dt = age.min(cap);
     let denominator = (config.eta.0 + mul(lambda, dt, Round::Down)).max(1);
-    let h = urgency(config, node, age);
+    let h_unclamped = urgency_unclamped(config, node, age);
+    let h = h_unclamped.clamp(0, SCALE);
     let e = config.evidence_weight.0 * inbound.evidence;
     let c = config.penalty_weight.0 * inbound.penalising
         + config.supersession_weight.0 * inbound.demoting
@@ -129,6 +132,7 @@ pub(crate) fn base(
         },
         s,
         h,
+        h_unclamped,
         u,
         e,
         dt,
@@ -137,7 +141,13 @@ pub(crate) fn base(
 }
 
 /// h = clamp(age/horizon · w_age + B · w_B + S · w_S, 0, 1) for an open QUESTION, else 0.
+#[cfg(test)]
 fn urgency(config: &PriorityConfig, node: &PriorityNode, age: i64) -> i64 {
+    urgency_unclamped(config, node, age).clamp(0, SCALE)
+}
+
+/// age/horizon · w_age + B · w_B + S · w_S for an open QUESTION, else 0: h before its clamp.
+fn urgency_unclamped(config: &PriorityConfig, node: &PriorityNode, age: i64) -> i64 {
     if !node.open || node.memory_type != EpistemicType::Question {
         return 0;
     }
@@ -150,7 +160,7 @@ fn urgency(config: &PriorityConfig, node: &PriorityNode, age: i64) -> i64 {
     let raw = by_age as i128
         + node.blocking as i128 * config.blocking_weight.0 as i128
         + mul(stakes, config.stakes_weight.0, Round::Down) as i128;
-    narrow(raw.clamp(0, SCALE as i128))
+    narrow(raw)
 }
 
 /// COEFF · T(g_scale · K_j) of one inbound edge, as the pair (lower, upper): the lower end uses
@@ -200,8 +210,18 @@ pub(crate) fn step(config: &PriorityConfig, base: &Core, sum: (i64, i64)) -> Sta
 }
 
 /// The output record of a node at its fixed point.
-pub(crate) fn priority(base: &Base, state: &State) -> Priority {
+pub(crate) fn priority(config: &PriorityConfig, base: &Base, state: &State) -> Priority {
     let lambda_dt = mul(base.lambda, base.dt, Round::Down);
+    // Inside (0, 1) the bracket's lower end is K* itself; at a bound, the value the clamps cut
+    // (K's, and h's: an open question older than the urgency horizon keeps rising).
+    let unclamped = if 0 < state.lo && state.lo < SCALE && base.h == base.h_unclamped {
+        state.lo
+    } else {
+        let forces = base.core.forces - base.h + base.h_unclamped;
+        let pulled = config.eta.0 as i128 * (forces as i128 + state.g as i128);
+        let numerator = pulled - base.core.c as i128 * SCALE as i128;
+        narrow(div(numerator, base.core.denominator as i128, Round::Down))
+    };
     Priority {
         k: Fixed(state.lo),
         k_upper: Fixed(state.hi),
@@ -213,6 +233,7 @@ pub(crate) fn priority(base: &Base, state: &State) -> Priority {
         c: Fixed(base.core.c),
         dt: Fixed(base.dt),
         decay: Fixed(mul(lambda_dt, state.lo, Round::Down)),
+        unclamped: Fixed(unclamped),
     }
 }
 

@@ -524,3 +524,84 @@ fn unknown_edges_self_loops_and_dangling_ends_are_ignored() {
     );
     assert_eq!(result[0], alone.weights);
 }
+
+#[test]
+fn the_value_before_the_clamp_orders_nodes_at_a_bound() {
+    let config = PriorityConfig::bundled();
+    // Two decisions (s = 1, λ = 0) stand at K = 1 whatever else holds; one of them is supported.
+    // Two hypotheses are contradicted below 0, one by four statements and one by five.
+    let mut nodes = vec![
+        node("bare", EpistemicType::Decision, 0, false),
+        node("backed", EpistemicType::Decision, 0, false),
+        node("x", EpistemicType::Evidence, 0, false),
+        node("doubted", EpistemicType::Hypothesis, 0, false),
+        node("refuted", EpistemicType::Hypothesis, 0, false),
+    ];
+    let mut edges = vec![edge("x", "backed", "SUPPORTS")];
+    for i in 0..5 {
+        let critic = format!("critic{i}");
+        nodes.push(node(&critic, EpistemicType::Evidence, 0, false));
+        edges.push(edge(&critic, "refuted", "CONTRADICTS"));
+        if i < 4 {
+            edges.push(edge(&critic, "doubted", "CONTRADICTS"));
+        }
+    }
+    let weights = &run(
+        &config,
+        vec![Epoch {
+            nodes: insert(nodes),
+            edges: insert(edges),
+            now: insert(vec![Now(DAY)]),
+            ..Epoch::default()
+        }],
+    )[0];
+    let p = |id: &str| weights[&key(id)];
+    assert_eq!((p("bare").k, p("backed").k), (Fixed::ONE, Fixed::ONE));
+    assert_eq!(p("bare").unclamped, Fixed::ONE, "s = 1 and nothing else");
+    // (η·(1 + 0.05 + g)) / η with g = 0.2 · tanh(0.7843137) = 0.1310…
+    assert!(
+        p("backed").unclamped > Fixed(1_180_000),
+        "{:?}",
+        p("backed")
+    );
+    assert_eq!((p("doubted").k, p("refuted").k), (Fixed::ZERO, Fixed::ZERO));
+    assert!(p("refuted").unclamped < p("doubted").unclamped);
+    assert!(p("doubted").unclamped < Fixed::ZERO);
+    // Inside (0, 1) it is K itself.
+    assert_eq!(p("x").unclamped, p("x").k);
+    assert!(p("x").k > Fixed::ZERO && p("x").k < Fixed::ONE);
+}
+
+#[test]
+fn open_questions_past_the_urgency_horizon_keep_their_order_before_the_clamp() {
+    let config = PriorityConfig::bundled();
+    // h = age/30 · 0.3 (+ 0.2 per node held up) reaches its cap 1 at 100 days; K* = 2·(0.3 + h)
+    // reaches 1 at 20. Past both, the value before the clamps still rises with age and blocking.
+    let now = 400 * DAY;
+    let mut blocking = node("blocking", EpistemicType::Question, now - 200 * DAY, true);
+    blocking.blocking = 1;
+    let nodes = vec![
+        node("year", EpistemicType::Question, now - 365 * DAY, true),
+        node("months", EpistemicType::Question, now - 200 * DAY, true),
+        blocking,
+        node("weeks", EpistemicType::Question, now - 50 * DAY, true),
+    ];
+    let weights = &run(
+        &config,
+        vec![Epoch {
+            nodes: insert(nodes),
+            now: insert(vec![Now(now)]),
+            ..Epoch::default()
+        }],
+    )[0];
+    let p = |id: &str| weights[&key(id)];
+    for id in ["year", "months", "blocking", "weeks"] {
+        assert_eq!(p(id).k, Fixed::ONE, "{id}: {:?}", p(id));
+    }
+    assert_eq!((p("year").h, p("weeks").h), (Fixed::ONE, Fixed(500_000)));
+    // 2 · (0.3 + 365/30 · 0.3) = 7.9; 2 · (0.3 + 200/30 · 0.3) = 4.6; + 2 · 0.2; 2 · (0.3 + 0.5).
+    assert_eq!(p("year").unclamped, Fixed(7_900_000));
+    assert_eq!(p("months").unclamped, Fixed(4_600_000));
+    assert_eq!(p("blocking").unclamped, Fixed(5_000_000));
+    assert_eq!(p("weeks").unclamped, Fixed(1_600_000));
+}

@@ -399,7 +399,8 @@ fn node_write(element: &GraphElement, content_hash: String) -> NodeWrite {
 }
 
 /// K and its terms as properties of the memory node: `k`, `k_upper`, `k_s`, `k_h`, `k_u`,
-/// `k_e`, `k_g`, `k_c`, `k_decay` and `k_dt` (days), as floats.
+/// `k_e`, `k_g`, `k_c`, `k_decay`, `k_dt` (days) and `k_unclamped` (K* before the clamp, the
+/// tiebreak among saturated nodes), as floats.
 fn priority_write(p: &NodePriority, content_hash: String) -> PropertyWrite {
     let q = &p.priority;
     let terms = [
@@ -413,6 +414,7 @@ fn priority_write(p: &NodePriority, content_hash: String) -> PropertyWrite {
         ("k_c", q.c),
         ("k_decay", q.decay),
         ("k_dt", q.dt),
+        ("k_unclamped", q.unclamped),
     ];
     PropertyWrite {
         id: p.node.clone(),

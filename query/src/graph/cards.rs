@@ -153,6 +153,9 @@ pub struct PriorityTerms {
     pub decay: Option<f64>,
     /// Δt, the node's age in days (capped).
     pub dt: Option<f64>,
+    /// K* before the clamp to [0, 1]: equal to K inside it; above 1 (or below 0) it says how far
+    /// the terms carry a saturated node past the bound, and orders nodes of equal K.
+    pub unclamped: Option<f64>,
 }
 
 /// A claim asserted by a memory object.

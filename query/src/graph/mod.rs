@@ -36,7 +36,7 @@ const CARD_TEMPLATE: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text,
      head([(m)-[:DERIVED_FROM]->(s) | s.kind]) AS source_kind, \
      head([(m)-[:DERIVED_FROM]->(s) | s.occurred_at]) AS occurred_at, \
      coalesce(m.standing, 'current') AS standing, m.k AS k, \
-     CASE WHEN m.k IS NULL THEN null ELSE {s: m.k_s, h: m.k_h, u: m.k_u, e: m.k_e, g: m.k_g, c: m.k_c, decay: m.k_decay, dt: m.k_dt} END AS k_terms, \
+     CASE WHEN m.k IS NULL THEN null ELSE {s: m.k_s, h: m.k_h, u: m.k_u, e: m.k_e, g: m.k_g, c: m.k_c, decay: m.k_decay, dt: m.k_dt, unclamped: m.k_unclamped} END AS k_terms, \
      m.t_valid AS t_valid, \
      m.t_invalid AS t_invalid, m.recorded_at AS recorded_at, m.section AS section, \
      [(m)-[r:CONTRADICTS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS contradicts, \
@@ -352,7 +352,7 @@ impl GraphReader {
             "MATCH (m:Memory) WHERE m.tenant = $tenant AND (size($types) = 0 OR m.type IN $types) \
              AND ($at IS NULL OR ((m.t_valid IS NULL OR m.t_valid <= $at) AND \
                               (m.t_invalid IS NULL OR m.t_invalid > $at))) \
-             WITH m ORDER BY coalesce(m.k, -1.0) DESC, m.id LIMIT $top RETURN {card}",
+             WITH m ORDER BY coalesce(m.k, -1.0) DESC, coalesce(m.k_unclamped, m.k, -1.0) DESC, m.id LIMIT $top RETURN {card}",
             card = CARD.as_str()
         );
         let q = query(&text)
@@ -374,7 +374,7 @@ impl GraphReader {
         let text = format!(
             "MATCH (m:Question) WHERE m.tenant = $tenant AND (m.standing = 'open' OR \
              ($as_of IS NOT NULL AND m.t_invalid > $as_of)) \
-             WITH m ORDER BY coalesce(m.k, 0.0) DESC, coalesce(m.t_valid, 0) ASC, m.id \
+             WITH m ORDER BY coalesce(m.k, 0.0) DESC, coalesce(m.k_unclamped, m.k, 0.0) DESC, coalesce(m.t_valid, 0) ASC, m.id \
              LIMIT $limit RETURN {card}",
             card = CARD.as_str()
         );
@@ -391,7 +391,7 @@ impl GraphReader {
         let text = format!(
             "MATCH (m:Plan) WHERE m.tenant = $tenant AND (m.t_valid IS NULL OR m.t_valid <= $at) \
              AND size([(m)-[:ASSERTS]->(c:Claim) WHERE c.unit = 'date' | 1]) > 0 \
-             WITH m ORDER BY coalesce(m.k, 0.0) DESC, m.id LIMIT $limit RETURN {card}",
+             WITH m ORDER BY coalesce(m.k, 0.0) DESC, coalesce(m.k_unclamped, m.k, 0.0) DESC, m.id LIMIT $limit RETURN {card}",
             card = CARD.as_str()
         );
         let q = query(&text)

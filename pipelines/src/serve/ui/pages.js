@@ -68,7 +68,7 @@ async function detail(aside, id, cards) {
   if (!card && node.properties) {
     const p = node.properties;
     card = { id, memory_type: p.type, text: p.text, standing: p.standing, k: p.k, source_id: p.source_id, title: p.title, t_valid: p.t_valid,
-      k_terms: p.k == null ? null : { s: p.k_s, h: p.k_h, u: p.k_u, e: p.k_e, g: p.k_g, c: p.k_c, decay: p.k_decay, dt: p.k_dt } };
+      k_terms: p.k == null ? null : { s: p.k_s, h: p.k_h, u: p.k_u, e: p.k_e, g: p.k_g, c: p.k_c, decay: p.k_decay, dt: p.k_dt, unclamped: p.k_unclamped } };
   }
   if (!card) { aside.innerHTML = `<p class="error">${esc(node.error || "not found")}</p>`; return; }
   const t = card.k_terms || {};
@@ -80,6 +80,7 @@ async function detail(aside, id, cards) {
     ${TERMS.map(([k, name, meaning]) => `<tr data-term="${k}"><th title="${esc(meaning)}">${k} <span class="muted">${esc(name)}</span></th>
       <td class="num">${num(t[k])}</td><td><span class="bar ${k === "c" || k === "decay" ? "neg" : ""}" style="width:${Math.round((Math.abs(t[k] ?? 0) / max) * 100)}%"></span></td></tr>`).join("")}
     <tr><th>Δt <span class="muted">age, days</span></th><td class="num">${num(t.dt, 1)}</td><td></td></tr>
+    ${t.unclamped != null && card.k != null && Math.abs(t.unclamped - card.k) >= 0.0005 ? `<tr data-term="unclamped"><th title="K* before the clamp to [0, 1]: how far the terms carry this node past the bound; orders nodes of equal K">before the clamp</th><td class="num">${num(t.unclamped)}</td><td></td></tr>` : ""}
     </tbody></table>
     <p class="muted small">K* = clamp((η·(s+h+u+e+g) − c) / (η + λ·Δt)) — docs/priority.md.</p>
     <h3>K over time</h3><div id="ktrend" class="trend"><p class="muted">loading its history…</p></div>
