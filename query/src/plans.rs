@@ -15,9 +15,11 @@
 //! October" closes "We ship the Slack connector by 1 November" ([`reports_done`]: a word of
 //! completion, not negated or in the future, and the plan's own content words). Such plans are
 //! not listed as late but under `reported_done`, each with the statement that closed it, so an
-//! analyst can check the reading.
+//! analyst can check the reading: a reviewer's verdict on `IMPLEMENTS` from the report to the
+//! plan ([`Readings`]) confirms it, or rejects it and the plan is late again (unless another
+//! statement closes it), whether the reading came from an `IMPLEMENTS` edge or from the words.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -421,6 +423,56 @@ pub fn past_due(card: &MemoryCard, at: i64) -> Option<i64> {
     (stands && due < today).then_some(today - due)
 }
 
+/// Reviewers' verdicts on which statement closes which plan: reviews of `IMPLEMENTS` from a
+/// report to a plan, in force. A rejected pair closes nothing; a confirmed one is marked.
+///
+/// ```
+/// use epigraph_query::plans::Readings;
+/// let mut readings = Readings::default();
+/// readings.reject("report", "plan");
+/// readings.confirm("other", "plan");
+/// assert!(readings.rejects("report", "plan") && !readings.rejects("plan", "report"));
+/// assert_eq!(readings.review("other", "plan"), Some("confirmed"));
+/// assert_eq!(readings.review("report", "plan"), Some("rejected"));
+/// assert_eq!(readings.review("third", "plan"), None);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Readings {
+    rejected: BTreeSet<(String, String)>,
+    confirmed: BTreeSet<(String, String)>,
+}
+
+impl Readings {
+    /// A reviewer said `report` does not close `plan`.
+    pub fn reject(&mut self, report: &str, plan: &str) {
+        self.rejected.insert((report.to_string(), plan.to_string()));
+    }
+
+    /// A reviewer said `report` does close `plan`.
+    pub fn confirm(&mut self, report: &str, plan: &str) {
+        self.confirmed
+            .insert((report.to_string(), plan.to_string()));
+    }
+
+    /// Whether the reading "`report` closes `plan`" was rejected.
+    pub fn rejects(&self, report: &str, plan: &str) -> bool {
+        self.rejected
+            .contains(&(report.to_string(), plan.to_string()))
+    }
+
+    /// `confirmed`, `rejected`, or nothing when no one reviewed the reading.
+    pub fn review(&self, report: &str, plan: &str) -> Option<&'static str> {
+        let pair = (report.to_string(), plan.to_string());
+        if self.rejected.contains(&pair) {
+            Some("rejected")
+        } else if self.confirmed.contains(&pair) {
+            Some("confirmed")
+        } else {
+            None
+        }
+    }
+}
+
 /// Parameters of `GET /v1/plans/overdue`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -446,6 +498,9 @@ pub struct OverduePlan {
     pub days_overdue: i64,
     /// The plan, with its claims and the document it came from.
     pub plan: MemoryCard,
+    /// Statements that would close it but whose reading a reviewer rejected.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_closed_by: Vec<MemoryCard>,
 }
 
 /// A plan past its date that a later statement reports done.
@@ -462,6 +517,10 @@ pub struct ReportedDone {
     /// available") or `words` (it says the plan's work was done, [`reports_done`]).
     #[serde(default)]
     pub via: String,
+    /// `confirmed` when a reviewer confirmed the reading (`IMPLEMENTS` from the report to the
+    /// plan); a rejected reading is not listed here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
 }
 
 /// Plans past their date.
@@ -479,11 +538,13 @@ pub struct OverdueResponse {
 
 impl QueryService {
     /// Plans still standing whose latest date had passed by `as_of` (or now), the most
-    /// recently due first.
+    /// recently due first; a plan a later statement closes is listed apart, unless a reviewer
+    /// rejected that reading (`readings`).
     pub async fn overdue_plans(
         &self,
         tenant: &str,
         params: &OverdueParams,
+        readings: &Readings,
     ) -> Result<OverdueResponse, QueryError> {
         let at = as_of(params.as_of.as_deref())?.unwrap_or_else(epigraph_schemas::now_millis);
         if params.within_days.is_some_and(|d| d < 1) {
@@ -499,6 +560,7 @@ impl QueryService {
                     due: iso_day(due),
                     days_overdue: days,
                     plan,
+                    not_closed_by: Vec::new(),
                 })
             })
             .filter(|p| params.within_days.is_none_or(|w| p.days_overdue <= w))
@@ -535,21 +597,40 @@ impl QueryService {
         {
             reports.entry(found.plan).or_default().push(found.report);
         }
-        plans.retain(|p| {
-            let of = |found: &HashMap<String, Vec<MemoryCard>>| -> Vec<MemoryCard> {
-                found.get(&p.plan.id).cloned().unwrap_or_default()
+        plans.retain_mut(|p| {
+            // The statements that may close it, less the readings a reviewer rejected.
+            let mut rejected = Vec::new();
+            let mut of = |found: &HashMap<String, Vec<MemoryCard>>| -> Vec<MemoryCard> {
+                let (turned_down, found): (Vec<MemoryCard>, Vec<MemoryCard>) = found
+                    .get(&p.plan.id)
+                    .cloned()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .partition(|report| readings.rejects(&report.id, &p.plan.id));
+                rejected.extend(turned_down);
+                found
             };
-            let closed = carrying_out(&p.plan, &of(&carried_out), at)
+            let (implementing, reporting) = (of(&carried_out), of(&reports));
+            // What a rejected reading would have closed, for the analyst to see (and withdraw).
+            p.not_closed_by = rejected
+                .iter()
+                .filter(|report| {
+                    carrying_out(&p.plan, std::slice::from_ref(*report), at).is_some()
+                        || closing_report(&p.plan, std::slice::from_ref(*report), at).is_some()
+                })
+                .cloned()
+                .collect();
+            let closed = carrying_out(&p.plan, &implementing, at)
                 .map(|report| (report.clone(), "implements"))
                 .or_else(|| {
-                    closing_report(&p.plan, &of(&reports), at)
-                        .map(|report| (report.clone(), "words"))
+                    closing_report(&p.plan, &reporting, at).map(|report| (report.clone(), "words"))
                 });
             match closed {
                 Some((report, via)) => {
                     reported_done.push(ReportedDone {
                         due: p.due.clone(),
                         plan: p.plan.clone(),
+                        review: readings.review(&report.id, &p.plan.id).map(String::from),
                         report,
                         via: via.to_string(),
                     });

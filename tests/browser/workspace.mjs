@@ -159,7 +159,23 @@ try {
   await pressKey("3");
   await page.locator("#overdue-plans tbody tr[data-id]", { hasText: "legacy_export" }).waitFor({ timeout: 120000 });
   check((await page.locator("#reported-done tbody tr[data-id]", { hasText: "legacy_export" }).count()) === 0, "a rejected IMPLEMENTS no longer reports the plan done");
-  const groundsReviewed = "confirmed, withdrawn, rejected, late again";
+  // The Harbor plan is closed by a message's words, with no edge: its reading is reviewed in
+  // the folded list itself. "Not done" makes it late at once (the server holds the review);
+  // withdrawing that puts it back under reported done.
+  await page.locator("#reported-done summary").click();
+  const harbor = page.locator("#reported-done tbody tr[data-id]", { hasText: "Harbor billing export" });
+  await harbor.locator("input.reason").fill("only the CSV part shipped");
+  await harbor.locator('button[data-act="reject"]').click();
+  const lateHarbor = page.locator("#overdue-plans tbody tr[data-id]", { hasText: "Harbor billing export" });
+  await lateHarbor.locator('[data-review="reject"]').waitFor({ timeout: 15000 });
+  check((await lateHarbor.innerText()).includes("only the CSV part shipped"), "the rejected reading shows its reason on the late plan");
+  check((await lateHarbor.innerText()).includes("shipped to every customer"), "the late plan names the statement that does not close it");
+  await lateHarbor.scrollIntoViewIfNeeded();
+  await shot(page, "plan-reading-rejected");
+  await lateHarbor.locator('button[data-act="withdraw"]').click();
+  await page.locator("#reported-done tbody tr[data-id]", { hasText: "Harbor billing export" }).waitFor({ state: "attached", timeout: 15000 });
+  check((await lateHarbor.count()) === 0, "the withdrawn rejection closes the plan again");
+  const groundsReviewed = "confirmed, withdrawn, rejected, late again; a words reading rejected and withdrawn";
   step("questions", { questions, answered, reopened, overdue, reported_done: reportedDone, grounds: groundsReviewed });
   await shot(page, "questions");
 

@@ -43,6 +43,7 @@ impl Client {
             let client = reqwest::blocking::Client::new();
             let mut request = match method.as_str() {
                 "POST" => client.post(url).json(&body.unwrap_or_default()),
+                "DELETE" => client.delete(url),
                 _ => client.get(url),
             };
             if let Some(token) = token {
@@ -842,6 +843,87 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
     let done = reviewed["reported_done"].as_array().expect("reported_done");
     assert_eq!(done.len(), 1, "{reviewed}");
     assert_eq!(done[0]["plan"]["text"], TEAMS, "{reviewed}");
+
+    // The Teams plan is closed by words, with no edge: its reading is reviewed as an IMPLEMENTS
+    // from the report to the plan, and the list follows the review at once (the server holds
+    // the reviews; no pipeline run needed). Confirmed, it is marked; rejected, the plan is late
+    // again; the rejection withdrawn, it is closed again.
+    let (teams, shipped) = (
+        done[0]["plan"]["id"].as_str().expect("plan id").to_string(),
+        done[0]["report"]["id"]
+            .as_str()
+            .expect("report id")
+            .to_string(),
+    );
+    let reading = |verdict: &str| {
+        api.call(
+            "POST",
+            "/v1/reviews",
+            Some(
+                serde_json::json!({"relation": "IMPLEMENTS", "from": shipped, "to": teams,
+                "verdict": verdict, "reason": "checked with the connectors team"}),
+            ),
+        )
+    };
+    let (status, body) = reading("confirm");
+    assert_eq!(status, 202, "{body}");
+    let confirmed = listed("2026-10-05");
+    assert_eq!(
+        confirmed["reported_done"][0]["review"], "confirmed",
+        "{confirmed}"
+    );
+    let (status, body) = reading("reject");
+    assert_eq!(status, 202, "{body}");
+    let rejected = listed("2026-10-05");
+    assert_eq!(
+        texts_of_plans(&rejected),
+        [TEAMS, RETIRE, LATE],
+        "{rejected}"
+    );
+    assert_eq!(
+        rejected["reported_done"].as_array().map(Vec::len),
+        Some(0),
+        "{rejected}"
+    );
+    assert_eq!(
+        rejected["plans"][0]["not_closed_by"][0]["text"], TEAMS_SHIPPED,
+        "the late plan names the statement whose reading was rejected: {rejected}"
+    );
+    let (status, body) = api.call(
+        "DELETE",
+        &format!("/v1/reviews?relation=IMPLEMENTS&from={shipped}&to={teams}"),
+        None,
+    );
+    assert_eq!(status, 202, "{body}");
+    let withdrawn = listed("2026-10-05");
+    assert_eq!(texts_of_plans(&withdrawn), [RETIRE, LATE], "{withdrawn}");
+    assert_eq!(withdrawn["reported_done"][0]["plan"]["text"], TEAMS);
+    assert!(
+        withdrawn["reported_done"][0]["review"].is_null(),
+        "{withdrawn}"
+    );
+    // A statement that does not say the work was done is no reading to review: no edge, 404.
+    let not_yet = api.get("/v1/search?q=vendor%20evaluation%20finished&k=5");
+    let not_yet = not_yet["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|r| r["text"] == NOT_YET || r["snippet"] == NOT_YET)
+        .and_then(|r| r["id"].as_str())
+        .expect("the message is found")
+        .to_string();
+    let late = withdrawn["plans"][1]["plan"]["id"]
+        .as_str()
+        .expect("plan id");
+    let (status, body) = api.call(
+        "POST",
+        "/v1/reviews",
+        Some(
+            serde_json::json!({"relation": "IMPLEMENTS", "from": not_yet, "to": late,
+            "verdict": "confirm"}),
+        ),
+    );
+    assert_eq!(status, 404, "{body}");
 }
 
 fn texts_of_plans(response: &serde_json::Value) -> Vec<String> {

@@ -357,6 +357,7 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
         "priorities",
         "questions",
         "grounds-confirmed",
+        "plan-reading-rejected",
         "entity",
         "entity-identity",
         "timeline",
@@ -379,7 +380,8 @@ async fn the_workspace_renders_every_page_live_in_headless_chromium() {
         .find(|s| s["step"] == "questions")
         .expect("questions step");
     assert_eq!(
-        questions["grounds"], "confirmed, withdrawn, rejected, late again",
+        questions["grounds"],
+        "confirmed, withdrawn, rejected, late again; a words reading rejected and withdrawn",
         "{questions}"
     );
     let reviews = steps

@@ -112,13 +112,25 @@ query_endpoint! {
     answered_questions(ListParams) -> AnsweredResponse
 }
 
-query_endpoint! {
-    /// Plans past their date: standing plans whose latest date had passed by `as_of` (or now)
-    /// and that nothing has superseded since, the most recently due first. epigraph does not
-    /// know whether the work was done, only that nothing it read says so or moved the date.
-    #[utoipa::path(get, path = "/v1/plans/overdue", tag = "graph", params(OverdueParams),
-        responses((status = 200, body = OverdueResponse), (status = 400, body = super::ErrorBody)))]
-    overdue_plans(OverdueParams) -> OverdueResponse
+/// Plans past their date: standing plans whose latest date had passed by `as_of` (or now)
+/// and that nothing has superseded since, the most recently due first. epigraph does not
+/// know whether the work was done, only that nothing it read says so or moved the date. Plans a
+/// later statement closes are listed apart, unless a reviewer rejected that reading (a review of
+/// `IMPLEMENTS` from the statement to the plan).
+#[utoipa::path(get, path = "/v1/plans/overdue", tag = "graph", params(OverdueParams),
+    responses((status = 200, body = OverdueResponse), (status = 400, body = super::ErrorBody)))]
+pub async fn overdue_plans(
+    State(state): State<AppState>,
+    Extension(Tenant(tenant)): Extension<Tenant>,
+    ApiQuery(params): ApiQuery<OverdueParams>,
+) -> Result<Json<OverdueResponse>, ApiError> {
+    let readings = super::reviews::readings(&state, &tenant);
+    Ok(Json(
+        state
+            .query
+            .overdue_plans(&tenant, &params, &readings)
+            .await?,
+    ))
 }
 
 query_endpoint! {

@@ -864,7 +864,11 @@ impl EpigraphMcp {
             tenant: None,
         };
         answer(&parts, |tenant| async move {
-            self.state.query().overdue_plans(&tenant, &params).await
+            let readings = super::reviews::readings(&self.state, &tenant);
+            self.state
+                .query()
+                .overdue_plans(&tenant, &params, &readings)
+                .await
         })
         .await
     }

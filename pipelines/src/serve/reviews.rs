@@ -22,7 +22,9 @@ use axum::Json;
 use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use epigraph_query::QueryError;
+use epigraph_query::plans::{Readings, reports_done};
 use epigraph_schemas::feedback::{Feedback, IdentityVerdict, Judged, ReviewVerdict};
+use epigraph_schemas::memory::EpistemicType;
 use epigraph_sources::kafka::{EventProducer, KafkaConfig};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -235,6 +237,22 @@ impl ReviewDesk {
         reviews
     }
 
+    /// The tenant's reviews of which statement closes which plan (`IMPLEMENTS` from a report
+    /// to a plan), for the plans past their date: a rejected reading closes nothing.
+    pub fn readings(&self, tenant: &str) -> Readings {
+        let mut readings = Readings::default();
+        for review in self.list(tenant) {
+            if review.relation != Judged::Implements.rel_type() {
+                continue;
+            }
+            match review.verdict.as_str() {
+                "reject" => readings.reject(&review.from, &review.to),
+                _ => readings.confirm(&review.from, &review.to),
+            }
+        }
+        readings
+    }
+
     /// The amendment in force under `key`, if any.
     pub fn amendment(&self, key: &str) -> Option<Feedback> {
         self.amendments
@@ -305,6 +323,41 @@ fn subject(relation: &str) -> Result<Subject, ApiError> {
                 Judged::names()
             ))
         })
+}
+
+/// The tenant's reviewed plan readings ([`ReviewDesk::readings`]); none on a server without
+/// reviews.
+pub(super) fn readings(state: &AppState, tenant: &str) -> Readings {
+    state
+        .reviews
+        .as_ref()
+        .map(|desk| desk.readings(tenant))
+        .unwrap_or_default()
+}
+
+/// Whether the plans view reads `report` as closing `plan` by its words (no edge drawn):
+/// a statement typed a plan, and a later one saying its work was done
+/// ([`epigraph_query::plans::reports_done`]). Such a reading can be confirmed or rejected like
+/// an `IMPLEMENTS` edge.
+async fn read_as_done(
+    state: &AppState,
+    tenant: &str,
+    report: &str,
+    plan: &str,
+) -> Result<bool, ApiError> {
+    let cards = state
+        .query()
+        .graph()
+        .memory_cards(tenant, &[report.to_string(), plan.to_string()])
+        .await?;
+    let (Some(report), Some(plan)) = (cards.get(report), cards.get(plan)) else {
+        return Ok(false);
+    };
+    let after = plan
+        .t_valid
+        .zip(report.t_valid)
+        .is_some_and(|(written, t)| t > written);
+    Ok(plan.memory_type == EpistemicType::Plan && after && reports_done(&plan.text, &report.text))
 }
 
 fn desk(state: &AppState) -> Result<&ReviewDesk, ApiError> {
@@ -397,6 +450,8 @@ pub async fn submit(
             .graph()
             .has_judgement(&tenant, *relation, from, to)
             .await?
+        // A plan closed by a report's words has no edge, and its reading is reviewed as one.
+        && !(*relation == Judged::Implements && read_as_done(state, &tenant, from, to).await?)
     {
         return Err(QueryError::NotFound(format!(
             "no {} edge from {from:?} to {to:?} in tenant {tenant:?}",

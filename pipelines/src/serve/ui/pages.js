@@ -233,12 +233,17 @@ function reviewControls(relation, from, to, labels = {}) {
   const r = reviewOf(relation, from, to);
   if (r) {
     return `<span class="badge ${r.verdict === "reject" ? "rejected" : "confirmed"}" data-review="${esc(r.verdict)}">${r.verdict === "reject" ? "rejected" : "confirmed"}</span>
-      <span class="muted small">${r.by ? "by " + esc(r.by) + " " : ""}${esc(when(r.at))}${r.reason ? " · " + esc(r.reason) : ""}${r.verdict === "reject" ? " · leaves after the pipeline's next epoch" : ""}</span>
+      <span class="muted small">${r.by ? "by " + esc(r.by) + " " : ""}${esc(when(r.at))}${r.reason ? " · " + esc(r.reason) : ""}${r.verdict === "reject" && !labels.immediate ? " · leaves after the pipeline's next epoch" : ""}</span>
       <button type="button" data-act="withdraw" data-relation="${relation}" data-from="${esc(r.from)}" data-to="${esc(r.to)}">Withdraw</button>`;
   }
   return `<input type="text" class="reason" placeholder="reason (optional)" aria-label="reason">
     <button type="button" data-act="confirm" data-relation="${relation}" data-from="${esc(from)}" data-to="${esc(to)}">Confirm</button>
     <button type="button" data-act="reject" data-relation="${relation}" data-from="${esc(from)}" data-to="${esc(to)}">${esc(labels.reject || "Reject")}</button>`;
+}
+
+/** A late plan's rejected readings ("this statement does not close it"), each withdrawable. */
+function rejectedReadings(late) {
+  return (late.not_closed_by || []).map((report) => `<div class="review small" data-rejected-report="${esc(report.id)}">not closed by “${esc(report.text)}” (${source(report)}): ${reviewControls("IMPLEMENTS", report.id, late.plan.id, { immediate: true })}</div>`).join("");
 }
 
 /** Wires the review buttons of `container`. */
@@ -332,19 +337,20 @@ async function questions(view, { stale }) {
     <p class="muted small">A question leaves the open list when a later statement answers it (an ANSWERS edge). If the answer is wrong, reopen the question: the edge is rejected and the question stands open again after the pipeline's next epoch.</p>
     <div id="answered" aria-labelledby="answered-h"><p class="muted">loading…</p></div>
     <h2 id="overdue-h">Plans past their date</h2>
-    <p class="muted small">Standing plans whose latest date has passed and that no later statement moved or superseded, the most recently due first. A plan a later statement reports done ("the Slack connector shipped") is listed apart, with that statement, to check the reading; for the others nothing read says the work was done.</p>
+    <p class="muted small">Standing plans whose latest date has passed and that no later statement moved or superseded, the most recently due first. A plan a later statement reports done ("the Slack connector shipped") is listed apart, with that statement, to check the reading: confirm it, or say "Not done" and the plan is late again at once; for the others nothing read says the work was done.</p>
     <div id="overdue" aria-labelledby="overdue-h"><p class="muted">loading…</p></div>`;
   const overdueBox = view.querySelector("#overdue");
   api("/v1/plans/overdue", { query: { as_of: asOfParam(), limit: 50 } }).then(({ plans, reported_done: done = [] }) => {
     if (stale()) return;
     overdueBox.innerHTML = (plans.length ? `<table class="list" id="overdue-plans"><thead><tr><th>due</th><th>late by</th><th>plan</th></tr></thead><tbody>
-      ${plans.map((x) => `<tr tabindex="0" data-id="${esc(x.plan.id)}"><td class="num"><time datetime="${esc(x.due)}">${esc(x.due)}</time></td><td class="num">${x.days_overdue} d</td><td>${esc(x.plan.text)}<br>${source(x.plan)}</td></tr>`).join("")}
+      ${plans.map((x) => `<tr tabindex="0" data-id="${esc(x.plan.id)}"><td class="num"><time datetime="${esc(x.due)}">${esc(x.due)}</time></td><td class="num">${x.days_overdue} d</td><td>${esc(x.plan.text)}<br>${source(x.plan)}${rejectedReadings(x)}</td></tr>`).join("")}
       </tbody></table>`
       : '<p class="muted" id="no-overdue">No plan is past its date.</p>')
-      + (done.length ? `<details id="reported-done"><summary>${done.length} past their date but reported done</summary><table class="list"><thead><tr><th>due</th><th>plan</th><th>reported done by</th></tr></thead><tbody>
-      ${done.map((x) => `<tr data-id="${esc(x.plan.id)}"><td class="num"><time datetime="${esc(x.due)}">${esc(x.due)}</time></td><td>${esc(x.plan.text)}<br>${source(x.plan)}</td><td>${esc(x.report.text)}<br>${source(x.report)} <span class="muted small">${esc(when(x.report.t_valid))}</span></td></tr>`).join("")}
+      + (done.length ? `<details id="reported-done"><summary>${done.length} past their date but reported done</summary><table class="list"><thead><tr><th>due</th><th>plan</th><th>reported done by</th><th>the reading</th></tr></thead><tbody>
+      ${done.map((x) => `<tr data-id="${esc(x.plan.id)}" data-report="${esc(x.report.id)}"><td class="num"><time datetime="${esc(x.due)}">${esc(x.due)}</time></td><td>${esc(x.plan.text)}<br>${source(x.plan)}</td><td>${esc(x.report.text)}<br>${source(x.report)} <span class="muted small">${esc(when(x.report.t_valid))} · ${x.via === "implements" ? "carries it out" : "says it was done"}</span></td><td class="review">${reviewControls("IMPLEMENTS", x.report.id, x.plan.id, { reject: "Not done" })}</td></tr>`).join("")}
       </tbody></table></details>` : "");
   }).catch((error) => { overdueBox.innerHTML = `<p class="error" role="alert">${esc(error.message)}</p>`; });
+  reviewButtons(overdueBox);
   const answeredBox = view.querySelector("#answered");
   api("/v1/questions/answered", { query: { as_of: asOfParam(), limit: 50 } }).then(({ answered }) => {
     if (stale()) return;
