@@ -22,7 +22,7 @@ use axum::Json;
 use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use epigraph_query::QueryError;
-use epigraph_query::plans::{Readings, reports_done};
+use epigraph_query::plans::{Readings, closing_report};
 use epigraph_schemas::feedback::{Feedback, IdentityVerdict, Judged, ReviewVerdict};
 use epigraph_schemas::memory::EpistemicType;
 use epigraph_sources::kafka::{EventProducer, KafkaConfig};
@@ -336,8 +336,8 @@ pub(super) fn readings(state: &AppState, tenant: &str) -> Readings {
 }
 
 /// Whether the plans view reads `report` as closing `plan` by its words (no edge drawn):
-/// a statement typed a plan, and a later one saying its work was done
-/// ([`epigraph_query::plans::reports_done`]). Such a reading can be confirmed or rejected like
+/// a statement typed a plan, and a later one, still standing, saying its work was done
+/// ([`epigraph_query::plans::closing_report`]). Such a reading can be confirmed or rejected like
 /// an `IMPLEMENTS` edge.
 async fn read_as_done(
     state: &AppState,
@@ -353,11 +353,9 @@ async fn read_as_done(
     let (Some(report), Some(plan)) = (cards.get(report), cards.get(plan)) else {
         return Ok(false);
     };
-    let after = plan
-        .t_valid
-        .zip(report.t_valid)
-        .is_some_and(|(written, t)| t > written);
-    Ok(plan.memory_type == EpistemicType::Plan && after && reports_done(&plan.text, &report.text))
+    let now = epigraph_schemas::now_millis();
+    Ok(plan.memory_type == EpistemicType::Plan
+        && closing_report(plan, std::slice::from_ref(report), now).is_some())
 }
 
 fn desk(state: &AppState) -> Result<&ReviewDesk, ApiError> {
