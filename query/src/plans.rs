@@ -435,6 +435,7 @@ pub fn past_due(card: &MemoryCard, at: i64) -> Option<i64> {
 /// assert_eq!(readings.review("other", "plan"), Some("confirmed"));
 /// assert_eq!(readings.review("report", "plan"), Some("rejected"));
 /// assert_eq!(readings.review("third", "plan"), None);
+/// assert_eq!(readings.rejected_for("plan").collect::<Vec<_>>(), ["report"]);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Readings {
@@ -458,6 +459,14 @@ impl Readings {
     pub fn rejects(&self, report: &str, plan: &str) -> bool {
         self.rejected
             .contains(&(report.to_string(), plan.to_string()))
+    }
+
+    /// The statements whose reading as closing `plan` was rejected.
+    pub fn rejected_for<'a>(&'a self, plan: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.rejected
+            .iter()
+            .filter(move |(_, p)| p == plan)
+            .map(|(report, _)| report.as_str())
     }
 
     /// `confirmed`, `rejected`, or nothing when no one reviewed the reading.
@@ -597,29 +606,27 @@ impl QueryService {
         {
             reports.entry(found.plan).or_default().push(found.report);
         }
+        // The statements whose reading a reviewer rejected, for the analyst to see (and
+        // withdraw) on the late plan: read from the reviews, since a rejected edge is gone
+        // from the graph after the pipeline's next epoch.
+        let turned_down: Vec<String> = plans
+            .iter()
+            .flat_map(|p| readings.rejected_for(&p.plan.id))
+            .map(String::from)
+            .collect();
+        let turned_down = self.graph.memory_cards(tenant, &turned_down).await?;
         plans.retain_mut(|p| {
+            p.not_closed_by = readings
+                .rejected_for(&p.plan.id)
+                .filter_map(|report| turned_down.get(report).cloned())
+                .collect();
             // The statements that may close it, less the readings a reviewer rejected.
-            let mut rejected = Vec::new();
-            let mut of = |found: &HashMap<String, Vec<MemoryCard>>| -> Vec<MemoryCard> {
-                let (turned_down, found): (Vec<MemoryCard>, Vec<MemoryCard>) = found
-                    .get(&p.plan.id)
-                    .cloned()
-                    .unwrap_or_default()
-                    .into_iter()
-                    .partition(|report| readings.rejects(&report.id, &p.plan.id));
-                rejected.extend(turned_down);
+            let of = |found: &HashMap<String, Vec<MemoryCard>>| -> Vec<MemoryCard> {
+                let mut found = found.get(&p.plan.id).cloned().unwrap_or_default();
+                found.retain(|report| !readings.rejects(&report.id, &p.plan.id));
                 found
             };
             let (implementing, reporting) = (of(&carried_out), of(&reports));
-            // What a rejected reading would have closed, for the analyst to see (and withdraw).
-            p.not_closed_by = rejected
-                .iter()
-                .filter(|report| {
-                    carrying_out(&p.plan, std::slice::from_ref(*report), at).is_some()
-                        || closing_report(&p.plan, std::slice::from_ref(*report), at).is_some()
-                })
-                .cloned()
-                .collect();
             let closed = carrying_out(&p.plan, &implementing, at)
                 .map(|report| (report.clone(), "implements"))
                 .or_else(|| {

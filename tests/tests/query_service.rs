@@ -840,6 +840,10 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
     env.epigraph(&["run", "--until-idle"]);
     let reviewed = listed("2026-10-05");
     assert_eq!(texts_of_plans(&reviewed), [RETIRE, LATE], "{reviewed}");
+    assert_eq!(
+        reviewed["plans"][0]["not_closed_by"][0]["text"], RETIRED,
+        "the rejected edge is gone, and the late plan still names the statement: {reviewed}"
+    );
     let done = reviewed["reported_done"].as_array().expect("reported_done");
     assert_eq!(done.len(), 1, "{reviewed}");
     assert_eq!(done[0]["plan"]["text"], TEAMS, "{reviewed}");
