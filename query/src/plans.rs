@@ -608,13 +608,15 @@ impl QueryService {
         }
         // The statements whose reading a reviewer rejected, for the analyst to see (and
         // withdraw) on the late plan: read from the reviews, since a rejected edge is gone
-        // from the graph after the pipeline's next epoch.
+        // from the graph after the pipeline's next epoch. A statement made after `at` was not
+        // there to be turned down in the view as of `at`.
         let turned_down: Vec<String> = plans
             .iter()
             .flat_map(|p| readings.rejected_for(&p.plan.id))
             .map(String::from)
             .collect();
-        let turned_down = self.graph.memory_cards(tenant, &turned_down).await?;
+        let mut turned_down = self.graph.memory_cards(tenant, &turned_down).await?;
+        turned_down.retain(|_, report| report.t_valid.is_none_or(|t| t <= at));
         plans.retain_mut(|p| {
             p.not_closed_by = readings
                 .rejected_for(&p.plan.id)

@@ -893,6 +893,16 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
         rejected["plans"][0]["not_closed_by"][0]["text"], TEAMS_SHIPPED,
         "the late plan names the statement whose reading was rejected: {rejected}"
     );
+    // As of 3 October the rejected statements were not yet written: the late plans name none.
+    let earlier = listed("2026-10-03");
+    assert_eq!(texts_of_plans(&earlier), [TEAMS, RETIRE, LATE], "{earlier}");
+    for plan in earlier["plans"].as_array().expect("plans") {
+        assert_eq!(
+            plan["not_closed_by"].as_array().map_or(0, Vec::len),
+            0,
+            "a statement of 4 October is not in the view of 3 October: {earlier}"
+        );
+    }
     let (status, body) = api.call(
         "DELETE",
         &format!("/v1/reviews?relation=IMPLEMENTS&from={shipped}&to={teams}"),

@@ -140,12 +140,6 @@ pub(crate) fn base(
     }
 }
 
-/// h = clamp(age/horizon · w_age + B · w_B + S · w_S, 0, 1) for an open QUESTION, else 0.
-#[cfg(test)]
-fn urgency(config: &PriorityConfig, node: &PriorityNode, age: i64) -> i64 {
-    urgency_unclamped(config, node, age).clamp(0, SCALE)
-}
-
 /// age/horizon · w_age + B · w_B + S · w_S for an open QUESTION, else 0: h before its clamp.
 fn urgency_unclamped(config: &PriorityConfig, node: &PriorityNode, age: i64) -> i64 {
     if !node.open || node.memory_type != EpistemicType::Question {
@@ -240,6 +234,11 @@ pub(crate) fn priority(config: &PriorityConfig, base: &Base, state: &State) -> P
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// h = clamp(age/horizon · w_age + B · w_B + S · w_S, 0, 1) for an open QUESTION, else 0.
+    fn urgency(config: &PriorityConfig, node: &PriorityNode, age: i64) -> i64 {
+        urgency_unclamped(config, node, age).clamp(0, SCALE)
+    }
 
     fn node(memory_type: EpistemicType, open: bool) -> PriorityNode {
         PriorityNode {

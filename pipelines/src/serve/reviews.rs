@@ -41,7 +41,7 @@ const SAME_AS: &str = "SAME_AS";
 pub struct ReviewView {
     /// The feedback key (withdrawing uses the same relation and endpoints).
     pub key: String,
-    /// `CONTRADICTS`, `SUPERSEDES`, `ANSWERS`, `BLOCKS`, `SUPPORTS` or `SAME_AS`.
+    /// `CONTRADICTS`, `SUPERSEDES`, `ANSWERS`, `BLOCKS`, `SUPPORTS`, `IMPLEMENTS` or `SAME_AS`.
     pub relation: String,
     /// The edge's start node id.
     pub from: String,
@@ -104,7 +104,7 @@ impl ReviewView {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReviewRequest {
-    /// `CONTRADICTS`, `SUPERSEDES`, `ANSWERS`, `BLOCKS`, `SUPPORTS` or `SAME_AS`.
+    /// `CONTRADICTS`, `SUPERSEDES`, `ANSWERS`, `BLOCKS`, `SUPPORTS`, `IMPLEMENTS` or `SAME_AS`.
     pub relation: String,
     /// The edge's start node id (as `/v1/contradictions`, `/v1/timeline` or
     /// `/v1/nodes/{id}/neighborhood` show it).
@@ -245,9 +245,13 @@ impl ReviewDesk {
             if review.relation != Judged::Implements.rel_type() {
                 continue;
             }
-            match review.verdict.as_str() {
-                "reject" => readings.reject(&review.from, &review.to),
-                _ => readings.confirm(&review.from, &review.to),
+            // An asserted reading holds like a confirmed one.
+            match ReviewVerdict::parse(&review.verdict) {
+                Some(ReviewVerdict::Reject) => readings.reject(&review.from, &review.to),
+                Some(ReviewVerdict::Confirm | ReviewVerdict::Assert) => {
+                    readings.confirm(&review.from, &review.to)
+                }
+                None => {}
             }
         }
         readings
