@@ -34,4 +34,4 @@ pub mod search;
 pub mod service;
 
 pub use error::{InstantError, QueryError};
-pub use service::{PriorityHistoryRead, QueryConfig, QueryService, UsageSink, snippet};
+pub use service::{KThen, PriorityHistoryRead, QueryConfig, QueryService, UsageSink, snippet};

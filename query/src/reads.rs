@@ -13,7 +13,7 @@ use crate::graph::{
 };
 use crate::rank::AsOf;
 use crate::search::{as_of, parse_types};
-use crate::{QueryError, QueryService};
+use crate::{KThen, QueryError, QueryService};
 
 /// Only the tenant parameter.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -329,14 +329,15 @@ impl QueryService {
             .graph
             .priorities(tenant, &types, crate::graph::MAX_ROWS, Some(at))
             .await?;
-        let k_as_of: BTreeMap<String, f64> = valid
+        let k_then: BTreeMap<String, KThen> = valid
             .iter()
             .filter_map(|m| Some((m.id.clone(), self.k_at(tenant, &m.id, at)?)))
             .collect();
-        let priorities = rank_as_of(valid, &k_as_of, top);
-        let k_as_of = k_as_of
+        let priorities = rank_as_of(valid, &k_then, top);
+        let k_as_of = k_then
             .into_iter()
             .filter(|(id, _)| priorities.iter().any(|m| &m.id == id))
+            .map(|(id, then)| (id, then.k))
             .collect();
         Ok(PrioritiesResponse {
             priorities,
@@ -434,24 +435,47 @@ impl QueryService {
 }
 
 /// The `top` of `cards` by K at an instant: `k_then[id]` where the history has it, the card's
-/// K now otherwise; ties keep the graph's order (K now, then id).
+/// K now otherwise; nodes at the same K by their value before the clamps (as recorded then,
+/// or now for a card the history does not reach), as the list without `as_of` is; remaining
+/// ties keep the graph's order (K now, then id).
 ///
 /// ```
 /// use std::collections::BTreeMap;
 /// use epigraph_query::graph::MemoryCard;
 /// use epigraph_query::reads::rank_as_of;
+/// use epigraph_query::KThen;
 /// let card = |id: &str, k: f64| MemoryCard { id: id.into(), k: Some(k), ..Default::default() };
-/// let then = BTreeMap::from([("a".to_string(), 0.1)]);
-/// let ranked = rank_as_of(vec![card("a", 0.9), card("b", 0.5)], &then, 2);
+/// let then = |k: f64, unclamped: Option<f64>| KThen { k, unclamped };
+/// let history = BTreeMap::from([("a".to_string(), then(0.1, None))]);
+/// let ranked = rank_as_of(vec![card("a", 0.9), card("b", 0.5)], &history, 2);
 /// assert_eq!(ranked.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["b", "a"]);
+/// // Both stood at 1 then; c was further past the bound.
+/// let history = BTreeMap::from([
+///     ("b".to_string(), then(1.0, Some(1.2))),
+///     ("c".to_string(), then(1.0, Some(3.5))),
+/// ]);
+/// let ranked = rank_as_of(vec![card("b", 1.0), card("c", 1.0)], &history, 2);
+/// assert_eq!(ranked.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["c", "b"]);
 /// ```
 pub fn rank_as_of(
     mut cards: Vec<MemoryCard>,
-    k_then: &BTreeMap<String, f64>,
+    k_then: &BTreeMap<String, KThen>,
     top: usize,
 ) -> Vec<MemoryCard> {
-    let k = |m: &MemoryCard| k_then.get(&m.id).copied().or(m.k).unwrap_or(-1.0);
-    cards.sort_by(|a, b| k(b).total_cmp(&k(a)));
+    let key = |m: &MemoryCard| -> (f64, f64) {
+        match k_then.get(&m.id) {
+            Some(then) => (then.k, then.unclamped.unwrap_or(then.k)),
+            None => {
+                let k = m.k.unwrap_or(-1.0);
+                let unclamped = m.k_terms.as_ref().and_then(|t| t.unclamped);
+                (k, unclamped.unwrap_or(k))
+            }
+        }
+    };
+    cards.sort_by(|a, b| {
+        let (a, b) = (key(a), key(b));
+        b.0.total_cmp(&a.0).then(b.1.total_cmp(&a.1))
+    });
     cards.truncate(top);
     cards
 }

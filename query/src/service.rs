@@ -49,7 +49,17 @@ pub trait UsageSink: Send + Sync + std::fmt::Debug {
 pub trait PriorityHistoryRead: Send + Sync + std::fmt::Debug {
     /// K of `node` as last recorded at or before `at` (ms since the Unix epoch), if the
     /// history reaches back that far.
-    fn k_at(&self, tenant: &str, node: &str, at: i64) -> Option<f64>;
+    fn k_at(&self, tenant: &str, node: &str, at: i64) -> Option<KThen>;
+}
+
+/// A node's K as recorded at an instant, with its value before the clamps when the sample
+/// has it (samples of before session 56 do not).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KThen {
+    /// K* in [0, 1].
+    pub k: f64,
+    /// K* before the clamps of K and h ([`crate::graph::PriorityTerms::unclamped`]).
+    pub unclamped: Option<f64>,
 }
 
 /// The stores and limits every query is answered from.
@@ -86,7 +96,7 @@ impl QueryService {
     }
 
     /// K of `node` as recorded at or before `at`, when a history is attached and reaches back.
-    pub fn k_at(&self, tenant: &str, node: &str, at: i64) -> Option<f64> {
+    pub fn k_at(&self, tenant: &str, node: &str, at: i64) -> Option<KThen> {
         self.history.as_ref()?.k_at(tenant, node, at)
     }
 

@@ -37,10 +37,14 @@ pub struct ChangeNotice {
 /// ```
 /// use epigraph_schemas::changes::PrioritySample;
 /// let sample = PrioritySample { tenant: "acme".into(), node: "m1".into(), at_ms: 5, k: 0.5,
-///     s: 0.6, h: 0.0, u: 0.0, e: 0.1, g: 0.05, c: 0.0, decay: 0.01 };
+///     s: 0.6, h: 0.0, u: 0.0, e: 0.1, g: 0.05, c: 0.0, decay: 0.01, unclamped: Some(0.5) };
 /// assert_eq!(sample.key(), "acme/m1");
 /// let json = serde_json::to_string(&sample).unwrap();
 /// assert_eq!(serde_json::from_str::<PrioritySample>(&json).unwrap(), sample);
+/// // A sample written before session 56 has no value before the clamp.
+/// let old = r#"{"tenant":"acme","node":"m1","at_ms":5,"k":1.0,"s":1.0,"h":0.0,"u":0.0,
+///     "e":0.0,"g":0.0,"c":0.0,"decay":0.0}"#;
+/// assert_eq!(serde_json::from_str::<PrioritySample>(old).unwrap().unclamped, None);
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PrioritySample {
@@ -66,6 +70,10 @@ pub struct PrioritySample {
     pub c: f64,
     /// Decay force.
     pub decay: f64,
+    /// K* before the clamps of K and h: orders nodes that stand at a bound (0 or 1); equal to
+    /// `k` inside. `None` in samples written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unclamped: Option<f64>,
 }
 
 impl PrioritySample {

@@ -67,6 +67,17 @@ async fn a_contradiction_shows_in_the_history_of_k_and_among_the_movers() {
         "the penalty"
     );
     assert!(samples[0]["at"].as_i64() < samples[1]["at"].as_i64());
+    // Each sample records K before the clamps too (which orders nodes at a bound as of an
+    // instant): K is that value clamped to [0, 1].
+    for (i, sample) in samples.iter().enumerate() {
+        let unclamped = sample["terms"]["unclamped"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("sample {i} has the value before the clamp: {history}"));
+        assert!(
+            (unclamped.clamp(0.0, 1.0) - k(i)).abs() < 1e-6,
+            "{unclamped} clamped is K: {history}"
+        );
+    }
 
     let movers = server.get(&format!(
         "/v1/priorities/movers?tenant={tenant}&since={between}"

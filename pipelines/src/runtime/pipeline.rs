@@ -591,6 +591,7 @@ impl Runner {
                     g: q.g.to_f64(),
                     c: q.c.to_f64(),
                     decay: q.decay.to_f64(),
+                    unclamped: Some(q.unclamped.to_f64()),
                 };
                 let payload = serde_json::to_vec(&sample).expect("samples serialize");
                 (sample.key(), payload)

@@ -11,9 +11,9 @@ use std::sync::{Arc, RwLock};
 
 use axum::Json;
 use axum::extract::{Extension, State};
-use epigraph_query::QueryError;
 use epigraph_query::graph::MemoryCard;
 use epigraph_query::rank::parse_instant;
+use epigraph_query::{KThen, QueryError};
 use epigraph_schemas::changes::PrioritySample;
 use epigraph_sources::kafka::KafkaConfig;
 use serde::{Deserialize, Serialize};
@@ -33,25 +33,30 @@ pub struct KSample {
     pub at: i64,
     /// K* in [0, 1].
     pub k: f64,
-    /// The terms of Eq. 1: `s`, `h`, `u`, `e`, `g`, `c`, `decay`.
+    /// The terms of Eq. 1: `s`, `h`, `u`, `e`, `g`, `c`, `decay`, and `unclamped` (K* before
+    /// the clamps) in samples recorded since session 56.
     #[schema(value_type = Object)]
     pub terms: HashMap<&'static str, f64>,
 }
 
 impl KSample {
     fn of(sample: &PrioritySample) -> Self {
+        let mut terms = HashMap::from([
+            ("s", sample.s),
+            ("h", sample.h),
+            ("u", sample.u),
+            ("e", sample.e),
+            ("g", sample.g),
+            ("c", sample.c),
+            ("decay", sample.decay),
+        ]);
+        if let Some(unclamped) = sample.unclamped {
+            terms.insert("unclamped", unclamped);
+        }
         KSample {
             at: sample.at_ms,
             k: sample.k,
-            terms: HashMap::from([
-                ("s", sample.s),
-                ("h", sample.h),
-                ("u", sample.u),
-                ("e", sample.e),
-                ("g", sample.g),
-                ("c", sample.c),
-                ("decay", sample.decay),
-            ]),
+            terms,
         }
     }
 }
@@ -188,10 +193,13 @@ impl PriorityHistory {
 }
 
 impl epigraph_query::PriorityHistoryRead for PriorityHistory {
-    fn k_at(&self, tenant: &str, node: &str, at: i64) -> Option<f64> {
+    fn k_at(&self, tenant: &str, node: &str, at: i64) -> Option<KThen> {
         let samples = self.samples.read().expect("history lock");
         let node = samples.get(&(tenant.to_string(), node.to_string()))?;
-        node.iter().rev().find(|s| s.at_ms <= at).map(|s| s.k)
+        node.iter().rev().find(|s| s.at_ms <= at).map(|s| KThen {
+            k: s.k,
+            unclamped: s.unclamped,
+        })
     }
 }
 
