@@ -82,6 +82,20 @@ try {
   check((await page.getAttribute('#priorities tr[aria-selected="true"]', "data-id")) === selected, "the keyboard selected the second row");
   const s = Number(await page.textContent('#detail tr[data-term="s"] td.num'));
   check(s > 0, `the type prior s of the selected row: ${s}`);
+  // "Before the clamp": shown exactly when K* before the clamps differs from K (a node at a
+  // bound), with the value the API gives; the rows are ordered by K, then by it.
+  const listed = await page.evaluate(async (t) => (await (await fetch(`/v1/priorities?tenant=${encodeURIComponent(t)}&top=50`)).json()).priorities, tenant);
+  const selectedCard = listed.find((m) => m.id === selected);
+  const unclamped = selectedCard?.k_terms?.unclamped;
+  const beyond = unclamped != null && Math.abs(unclamped - selectedCard.k) >= 0.0005;
+  const shown = await page.locator('#detail tr[data-term="unclamped"]').count();
+  check(shown === (beyond ? 1 : 0), `"before the clamp" shown ${shown} time(s) for K ${selectedCard?.k} and ${unclamped} before the clamp`);
+  if (beyond) {
+    const value = Number(await page.textContent('#detail tr[data-term="unclamped"] td.num'));
+    check(Math.abs(value - unclamped) < 0.0006, `before the clamp: ${value} on the page, ${unclamped} from the API`);
+  }
+  const order = listed.map((m) => [m.k ?? -1, m.k_terms?.unclamped ?? m.k ?? -1]);
+  check(order.every((x, i) => i === 0 || order[i - 1][0] > x[0] || (order[i - 1][0] === x[0] && order[i - 1][1] >= x[1])), "priorities ordered by K, then by K before the clamp");
   await page.waitForSelector("#grounds[data-loaded]", { timeout: 30000 });
   const grounds = await page.locator("#grounds").innerText();
   check((await page.getAttribute("#grounds", "data-loaded")) !== "error" && !grounds.includes("loading"), `grounds and support of the selected row are listed: ${grounds}`);
@@ -93,7 +107,7 @@ try {
   await page.waitForSelector("#movers ol.movers li", { timeout: 30000 });
   const risers = await page.locator("#movers ol.movers").first().locator("li").count();
   check(risers >= 1, `movers: ${risers} rose in the last day`);
-  step("priorities", { rows, first_k: firstK, s, samples, risers });
+  step("priorities", { rows, first_k: firstK, s, before_the_clamp: beyond ? unclamped : null, samples, risers });
   await shot(page, "priorities");
 
   // ---- Open questions (key 3).
