@@ -25,14 +25,16 @@ python_log="$(mktemp -t epigraph-python.XXXXXX)"
 python_pid=$!
 # The hand-labelled real-text sets: ids, fields, verbatim texts, disjoint sources (stdlib only).
 python3 "$repo/eval/extraction/real/check.py" >/dev/null
-# The blind-labelled Django, NumPy, SciPy and Pillow relation sets: ids, groups, verbatim evidence,
-# both annotators' files; the release-notes and Pillow retrieval sets' second judges.
+# The blind-labelled Django, NumPy, SciPy, Pillow and matplotlib relation sets: ids, groups, verbatim
+# evidence, both annotators' files; the release-notes, Pillow and matplotlib retrieval sets' second judges.
 python3 "$repo/eval/epistemics/keps/agreement.py" "$repo/eval/epistemics/django" >/dev/null
 python3 "$repo/eval/epistemics/keps/agreement.py" "$repo/eval/epistemics/numpy" >/dev/null
 python3 "$repo/eval/epistemics/keps/agreement.py" "$repo/eval/epistemics/scipy" >/dev/null
 python3 "$repo/eval/epistemics/keps/agreement.py" "$repo/eval/epistemics/pillow" >/dev/null
+python3 "$repo/eval/epistemics/keps/agreement.py" "$repo/eval/epistemics/matplotlib" >/dev/null
 python3 "$repo/eval/retrieval/releases/second/agreement.py" >/dev/null
 python3 "$repo/eval/retrieval/pillow/second/agreement.py" >/dev/null
+python3 "$repo/eval/retrieval/matplotlib/second/agreement.py" >/dev/null
 
 started_here=0
 if ! "$here/services.sh" status >/dev/null 2>&1; then

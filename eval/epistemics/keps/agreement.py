@@ -33,7 +33,8 @@ KEPS = os.path.join(REPO, "tests", "fixtures", "keps", "keps")
 PEPS = os.path.join(REPO, "tests", "fixtures", "peps")
 # Folders of text documents (`<id>.txt`): Django's, NumPy's, SciPy's and Pillow's release notes.
 TEXTS = [os.path.join(REPO, "tests", "fixtures", name)
-         for name in ("django-releases", "numpy-releases", "scipy-releases", "pillow-releases")]
+         for name in ("django-releases", "numpy-releases", "scipy-releases", "pillow-releases",
+                       "matplotlib-api-changes")]
 
 
 def path_of(doc):

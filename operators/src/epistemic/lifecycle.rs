@@ -29,6 +29,10 @@
 //! unused. *It will be removed* in Pillow 10.0.0.": it opens with "It" or "They" and names
 //! nothing itself) says what it says of that statement's first identifier.
 //!
+//! A section whose heading itself retires something (matplotlib's "``epoch2num`` and
+//! ``num2epoch`` are deprecated", underlined, then "These are unused …") says it through its
+//! first statement: that statement names what the heading names, as the heading says it.
+//!
 //! Everything is a function of the statements of one source and then of the statements naming
 //! one identifier, so an edit or a delete retracts exactly what it caused.
 
@@ -61,6 +65,8 @@ pub struct LifecycleRules {
     max_lookback: usize,
     /// Characters at most between a statement continuing the one before it and that one.
     continuing_within: u32,
+    /// Whether a retiring section heading speaks through its first statement.
+    headings: bool,
 }
 
 /// What a statement says of an identifier it names.
@@ -108,6 +114,9 @@ struct Read {
     t_valid: Option<i64>,
     recorded_at: Option<i64>,
     said: Said,
+    /// What its section's heading says, when the heading itself retires something ("``X``
+    /// and ``Y`` are deprecated", underlined, then prose that names neither).
+    heading: Option<Said>,
 }
 
 /// What a statement says of identifiers ([`LifecycleRules::said`]).
@@ -229,6 +238,7 @@ impl LifecycleRules {
             min_length: spec.min_length,
             max_lookback: spec.max_lookback,
             continuing_within: spec.continuing_within,
+            headings: spec.headings,
         })
     }
 
@@ -592,6 +602,12 @@ where
     memories
         .filter(|m| !m.header && m.memory_type != EpistemicType::Question)
         .flat_map(move |m| {
+            let heading = m
+                .section
+                .as_deref()
+                .filter(|_| reading.headings)
+                .map(|heading| reading.said(heading))
+                .filter(|said| said.named.iter().any(|(_, s, _)| *s != Stance::Names));
             let read = Read {
                 start: m.span.0,
                 end: m.span.1,
@@ -600,16 +616,27 @@ where
                 t_valid: m.t_valid,
                 recorded_at: m.recorded_at,
                 said: reading.said(&m.text),
+                heading,
             };
-            (!read.said.named.is_empty() || read.said.continuing.is_some())
-                .then(|| ((m.tenant.clone(), m.source_id.clone()), read))
+            (!read.said.named.is_empty()
+                || read.said.continuing.is_some()
+                || read.heading.is_some())
+            .then(|| ((m.tenant.clone(), m.source_id.clone()), read))
         })
         // A statement continuing the one right before it, in its section, speaks of that one's
         // first identifier.
         .reduce(move |(_, source), input, out| {
             let mut before: Option<&Read> = None;
+            // The section whose retiring heading was last given to its first statement.
+            let mut headed: Option<&Option<String>> = None;
             for (read, _) in input {
                 let mut named = read.said.named.clone();
+                if let Some(heading) = &read.heading
+                    && headed != Some(&read.section)
+                {
+                    named.extend(heading.named.iter().cloned());
+                    headed = Some(&read.section);
+                }
                 if let (Some((stance, cue)), Some(previous)) = (&read.said.continuing, before)
                     && previous.section == read.section
                     && read.start.saturating_sub(previous.end) <= continuing_within

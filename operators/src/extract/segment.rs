@@ -578,8 +578,12 @@ fn markdown_heading(trimmed: &str) -> Option<String> {
         .then(|| clean_heading(bold.trim_end_matches(':')))
 }
 
+/// A heading without its markup: `#`, emphasis, and backticks around the whole of it — not the
+/// backticks of a code span that only begins or ends it (``` ``x`` and ``y`` are deprecated ```).
 fn clean_heading(text: &str) -> String {
-    collapse(text.trim().trim_matches(['#', '*', '_', '`', ' ']))
+    let text = text.trim().trim_matches(['#', '*', '_', ' ']);
+    let bare = text.trim_matches(['`', ' ']);
+    collapse(if bare.contains('`') { text } else { bare })
 }
 
 /// A line of one repeated punctuation character (RST underline or overline, Markdown rule).
@@ -749,6 +753,18 @@ mod tests {
                 .iter()
                 .all(|u| u.section.as_deref() == Some("Open Issues"))
         );
+    }
+
+    #[test]
+    fn a_heading_keeps_the_code_spans_that_begin_or_end_it() {
+        let body = "``epoch2num`` and ``num2epoch`` are deprecated\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\nThese are unused.\n\n``Figure``\n~~~~~~~~~~\nA class.\n";
+        let found = units(body);
+        assert_eq!(
+            found[0].section.as_deref(),
+            Some("``epoch2num`` and ``num2epoch`` are deprecated")
+        );
+        // A heading that is one code span loses its backticks, as before.
+        assert_eq!(found[1].section.as_deref(), Some("Figure"));
     }
 
     #[test]

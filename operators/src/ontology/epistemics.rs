@@ -222,6 +222,10 @@ pub struct LifecycleSpec {
     /// a list item's indentation. Both must also sit in the same section.
     #[serde(default = "continuing_within")]
     pub continuing_within: u32,
+    /// Whether a section heading that itself retires something ("``X`` is deprecated",
+    /// underlined) speaks through the first statement under it.
+    #[serde(default = "headings")]
+    pub headings: bool,
 }
 
 /// `[epistemics.revisions]`: a later statement that states another value of the same matter
@@ -373,4 +377,8 @@ pub enum AnswerKind {
 /// A space, or a line break and up to eleven characters of indentation.
 fn continuing_within() -> u32 {
     12
+}
+
+fn headings() -> bool {
+    true
 }

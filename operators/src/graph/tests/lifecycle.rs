@@ -173,3 +173,29 @@ fn a_statement_continuing_the_one_before_it_speaks_of_its_identifier() {
         [(s("SUPERSEDES"), s(BOX_REMOVED), s(UNUSED))]
     );
 }
+
+const HEADED: &str = "``epoch2num`` and ``num2epoch`` are deprecated\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n\nThese are unused and can be easily reproduced by other date tools.\n`.get_epoch` will return Matplotlib's epoch.";
+const BODY: &str = "These are unused and can be easily reproduced by other date tools.";
+const HEADED_REMOVED: &str = "``epoch2num`` and ``num2epoch`` are removed.";
+
+#[test]
+fn a_heading_that_retires_speaks_through_the_first_statement_under_it() {
+    let result = rounds(vec![
+        (
+            vec![notes("3.3", 400, HEADED), notes("3.7", 900, HEADED_REMOVED)],
+            vec![],
+        ),
+        (vec![(notes("3.3", 400, HEADED).0, -1)], vec![]),
+    ]);
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        edges(&result[0]),
+        [(s("IMPLEMENTS"), s(HEADED_REMOVED), s(BODY))],
+        "the heading announces the removal of both; its first statement carries it, once"
+    );
+    assert_eq!(
+        edges(&result[1]),
+        [],
+        "deleting the notes retracts what they drew"
+    );
+}
