@@ -357,6 +357,10 @@ pub struct MemoryObject {
     pub title: Option<String>,
     /// Heading of the section it sits under, if any.
     pub section: Option<String>,
+    /// Headings of every section it sits under, outermost first (the last is `section`):
+    /// "Removals", "Classes and methods". (Always written, like `header`.)
+    #[serde(default)]
+    pub outline: Vec<String>,
     /// Id of the source item (provenance).
     pub source_id: String,
     /// Version of the source item it came from (provenance).

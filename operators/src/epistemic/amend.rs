@@ -37,7 +37,7 @@ impl Amendment {
     /// let memory = MemoryObject {
     ///     id: "m".into(), tenant: "t".into(), memory_type: EpistemicType::Narrative,
     ///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic,
-    ///     text: "We go with Postgres.".into(), title: None, section: None, source_id: "s".into(),
+    ///     text: "We go with Postgres.".into(), title: None, section: None, outline: vec![], source_id: "s".into(),
     ///     source_version: "v".into(), span: (0, 20), extractor: "x".into(), confidence: 900,
     ///     t_valid: Some(1), t_invalid: None, standing: Standing::Current, recorded_at: None, header: false };
     /// let amendment = Amendment { tenant: "t".into(), node: "m".into(),

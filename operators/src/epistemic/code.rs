@@ -87,10 +87,36 @@ pub fn keys(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The text of every code span of `text`, in order.
+/// The text of every code span of `text`, in order; not a cross-reference
+/// ([`is_reference`]).
+///
+/// ```
+/// use epigraph_operators::epistemic::code::spans;
+/// let text = "``hold`` (:ref:`deprecated in 2.0<v200_hold>`) is removed; see :doc:`api` and :rc:`axes.hold`";
+/// assert_eq!(spans(text).collect::<Vec<_>>(), ["hold", "axes.hold"]);
+/// ```
 pub fn spans(text: &str) -> impl Iterator<Item = &str> {
     CODE_SPAN
         .captures_iter(text)
+        .filter(|c| c.get(0).is_some_and(|whole| !is_reference(whole.as_str())))
         .filter_map(|c| c.get(1).or_else(|| c.get(2)))
         .map(|span| span.as_str())
+}
+
+/// Roles that point at a part of the documentation (a section label, a document, a term, a
+/// figure), not at the code: ``:ref:`deprecated in version 2.0 <v200_deprecate_hold>` `` names
+/// no identifier.
+const REFERENCE_ROLES: [&str; 5] = [":ref:", ":doc:", ":numref:", ":term:", ":download:"];
+
+/// Whether a matched code span (the whole match of [`CODE_SPAN`]) is a cross-reference
+/// ([`REFERENCE_ROLES`]).
+///
+/// ```
+/// use epigraph_operators::epistemic::code::is_reference;
+/// assert!(is_reference(":ref:`deprecated in version 2.0<v200_deprecate_hold>`"));
+/// assert!(!is_reference(":meth:`~.axes.Axes.cla`"));
+/// assert!(!is_reference("``hold``"));
+/// ```
+pub fn is_reference(whole: &str) -> bool {
+    REFERENCE_ROLES.iter().any(|role| whole.starts_with(role))
 }

@@ -205,7 +205,7 @@ pub fn timeline(points: &[ClaimPoint], rules: &Rules) -> Timeline {
 /// let decision = |id: &str, day: i64, text: &str| rules.facts(&MemoryObject {
 ///     id: id.into(), tenant: "t".into(), memory_type: EpistemicType::Decision,
 ///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
-///     title: None, section: None, source_id: id.into(), source_version: "v".into(), span: (0, 1),
+///     title: None, section: None, outline: vec![], source_id: id.into(), source_version: "v".into(), span: (0, 1),
 ///     extractor: "x".into(), confidence: 900, t_valid: Some(day * 86_400_000), t_invalid: None,
 ///     standing: Standing::Current, recorded_at: None, header: false }, &[], &[]);
 /// let members = [
@@ -273,7 +273,7 @@ pub fn supersessions(members: &[&Facts], besides: &[String], rules: &Rules) -> V
 /// let unit = |id: &str, day: i64, t: EpistemicType, text: &str, person: bool| rules.facts(&MemoryObject {
 ///     id: id.into(), tenant: "t".into(), memory_type: t,
 ///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
-///     title: None, section: None, source_id: id.into(), source_version: "v".into(), span: (0, 1),
+///     title: None, section: None, outline: vec![], source_id: id.into(), source_version: "v".into(), span: (0, 1),
 ///     extractor: "x".into(), confidence: 900, t_valid: Some(day * 86_400_000), t_invalid: None,
 ///     standing: Standing::Open, recorded_at: None, header: false },
 ///     &if person { vec![(0, "p".to_string(), "Person".to_string())] } else { vec![] }, &[]);
@@ -344,7 +344,7 @@ pub fn answers(members: &[&Facts], besides: &[String], rules: &Rules) -> Vec<(us
 /// let unit = |t: EpistemicType, text: &str| rules.facts(&MemoryObject {
 ///     id: text.into(), tenant: "t".into(), memory_type: t,
 ///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
-///     title: None, section: None, source_id: "s".into(), source_version: "v".into(), span: (0, 1),
+///     title: None, section: None, outline: vec![], source_id: "s".into(), source_version: "v".into(), span: (0, 1),
 ///     extractor: "x".into(), confidence: 900, t_valid: Some(0), t_invalid: None,
 ///     standing: Standing::Open, recorded_at: None, header: false }, &[], &[]);
 /// let onyx = ["onyx".to_string()];
@@ -393,7 +393,7 @@ pub fn answer_confidence(
 /// let unit = |id: &str, day: i64, t: EpistemicType, text: &str| rules.facts(&MemoryObject {
 ///     id: id.into(), tenant: "t".into(), memory_type: t,
 ///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: text.into(),
-///     title: None, section: None, source_id: id.into(), source_version: "v".into(), span: (0, 1),
+///     title: None, section: None, outline: vec![], source_id: id.into(), source_version: "v".into(), span: (0, 1),
 ///     extractor: "x".into(), confidence: 900, t_valid: Some(day * 86_400_000), t_invalid: None,
 ///     standing: Standing::Open, recorded_at: None, header: false }, &[], &[]);
 /// let members = [

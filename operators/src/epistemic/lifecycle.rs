@@ -33,6 +33,12 @@
 //! ``num2epoch`` are deprecated", underlined, then "These are unused …") says it through its
 //! first statement: that statement names what the heading names, as the heading says it.
 //!
+//! A bare entry of a list of identifiers ("- ``legend.Legend.draggable`` (use
+//! ``set_draggable()`` instead)": a few words besides its code spans and asides, no cue of its
+//! own) says what the headings above it say (`[epistemics.lifecycle.sections]`): under
+//! "Removals" it carries out, under "Deprecations" it announces ([`LifecycleRules::said_under`],
+//! reading the memory object's outline of headings).
+//!
 //! Everything is a function of the statements of one source and then of the statements naming
 //! one identifier, so an edit or a delete retracts exactly what it caused.
 
@@ -67,7 +73,21 @@ pub struct LifecycleRules {
     continuing_within: u32,
     /// Whether a retiring section heading speaks through its first statement.
     headings: bool,
+    /// Headings whose bare entries say what they say (`[epistemics.lifecycle.sections]`).
+    sections: Option<Sections>,
 }
+
+/// `[epistemics.lifecycle.sections]`, compiled.
+#[derive(Clone, Debug)]
+struct Sections {
+    announces: CueSet,
+    carries_out: CueSet,
+    entry_words: usize,
+}
+
+/// A parenthesised aside: "(use ``marker`` instead)".
+static ASIDE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\([^()]*\)").expect("the aside pattern compiles"));
 
 /// What a statement says of an identifier it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -174,6 +194,27 @@ const ARTICLES: [&str; 3] = ["the", "a", "an"];
 /// Words (and a comma) before an identifier listed with the one before it.
 const LISTING: [&str; 4] = ["and", "or", ",", "nor"];
 
+/// Whether the text before an identifier ends with the cue (and an article): the identifier is
+/// what the cue is said of ("Deprecation of the ``nbagg.transparent`` rcParam").
+fn object_of(before: &str, cue: &str) -> bool {
+    let cue = cue.trim_start_matches(['-', '*', ' ']);
+    if cue.is_empty() {
+        return false;
+    }
+    let lower = before.to_lowercase();
+    let lower = lower.trim_end();
+    let lower = ARTICLES
+        .iter()
+        .find_map(|article| {
+            lower
+                .strip_suffix(article)
+                .filter(|rest| rest.ends_with(' '))
+                .map(str::trim_end)
+        })
+        .unwrap_or(lower);
+    lower.ends_with(cue)
+}
+
 /// The last two words before an identifier, lower-cased, a trailing comma its own word.
 fn last_words(before: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
@@ -239,7 +280,131 @@ impl LifecycleRules {
             max_lookback: spec.max_lookback,
             continuing_within: spec.continuing_within,
             headings: spec.headings,
+            sections: match &spec.sections {
+                Some(sections) => Some(Sections {
+                    announces: cues(&sections.announces)?,
+                    carries_out: cues(&sections.carries_out)?,
+                    entry_words: sections.entry_words,
+                }),
+                None => None,
+            },
         })
+    }
+
+    /// What the headings enclosing a statement (outermost first) say of the bare entries
+    /// under them, and the heading that says it: a heading carrying changes out ("Removals")
+    /// wins over one announcing them ("Deprecations"); the nearest of each kind is named.
+    ///
+    /// ```
+    /// use epigraph_operators::epistemic::lifecycle::Stance;
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let lifecycle = rules.lifecycle().unwrap();
+    /// let outline = |h: &[&str]| h.iter().map(|h| h.to_string()).collect::<Vec<_>>();
+    /// assert_eq!(
+    ///     lifecycle.section_stance(&outline(&["API Changes for 3.1.0", "Removals", "Classes and methods"])),
+    ///     Some((Stance::CarriesOut, "Removals".to_string())),
+    /// );
+    /// assert_eq!(
+    ///     lifecycle.section_stance(&outline(&["API Changes for 3.0.0", "Removals", "Deprecated APIs"])),
+    ///     Some((Stance::CarriesOut, "Removals".to_string())),
+    /// );
+    /// assert_eq!(
+    ///     lifecycle.section_stance(&outline(&["Deprecations", "Modules"])),
+    ///     Some((Stance::Announces, "Deprecations".to_string())),
+    /// );
+    /// assert_eq!(lifecycle.section_stance(&outline(&["Undeprecations"])), None);
+    /// assert_eq!(lifecycle.section_stance(&outline(&["Behavior changes", "Autoscaling"])), None);
+    /// ```
+    pub fn section_stance(&self, outline: &[String]) -> Option<(Stance, String)> {
+        let sections = self.sections.as_ref()?;
+        let nearest = |cues: &CueSet| outline.iter().rev().find(|h| cues.any(h)).cloned();
+        nearest(&sections.carries_out)
+            .map(|heading| (Stance::CarriesOut, heading))
+            .or_else(|| nearest(&sections.announces).map(|heading| (Stance::Announces, heading)))
+    }
+
+    /// Whether a statement is a bare entry of a list of identifiers: at most `entry_words`
+    /// words besides its code spans and parenthesised asides (never without sections).
+    ///
+    /// ```
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let lifecycle = rules.lifecycle().unwrap();
+    /// assert!(lifecycle.is_entry("``legend.Legend.draggable`` (use `.legend.Legend.set_draggable()` instead)"));
+    /// assert!(lifecycle.is_entry("``Legend.draggable()``, in favor of `.Legend.set_draggable()`"));
+    /// // A table's row: what to use instead of what.
+    /// assert!(!lifecycle.is_entry("``numpy.float`` ``float`` `numpy.float64`, `numpy.double` (equivalent)"));
+    /// assert!(!lifecycle.is_entry("Due to technical issues, ``cbook.mplDeprecation`` did not raise deprecation warnings on use."));
+    /// ```
+    pub fn is_entry(&self, text: &str) -> bool {
+        let Some(sections) = &self.sections else {
+            return false;
+        };
+        // Two code spans side by side, only spaces between: a table's row, not an entry.
+        let spans: Vec<_> = CODE_SPAN.find_iter(text).collect();
+        if spans
+            .windows(2)
+            .any(|pair| text[pair[0].end()..pair[1].start()].trim().is_empty())
+        {
+            return false;
+        }
+        let bare = CODE_SPAN.replace_all(text, " ");
+        let bare = ASIDE.replace_all(&bare, " ");
+        bare.split_whitespace()
+            .filter(|w| w.chars().any(char::is_alphabetic))
+            .count()
+            <= sections.entry_words
+    }
+
+    /// [`Self::said`] of a statement under `outline`: a bare entry with no cue of its own says
+    /// of what it names what its sections say ([`Self::section_stance`]), the cue being
+    /// "under <heading>".
+    ///
+    /// ```
+    /// use epigraph_operators::epistemic::lifecycle::Stance;
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let lifecycle = rules.lifecycle().unwrap();
+    /// let outline = ["Removals".to_string(), "Classes and methods".to_string()];
+    /// let said = lifecycle.said_under("``legend.Legend.draggable`` (use `.legend.Legend.set_draggable()` instead)", &outline);
+    /// assert_eq!(said.named, [
+    ///     ("legend.Legend.draggable".to_string(), Stance::CarriesOut, "under Removals".to_string()),
+    ///     ("legend.Legend.set_draggable".to_string(), Stance::Names, String::new()),
+    /// ]);
+    /// // What an aside names is a remark: named.
+    /// let said = lifecycle.said_under("``backend.qt4`` (set the :envvar:`QT_API` environment variable instead)", &outline);
+    /// assert_eq!(said.named, [
+    ///     ("backend.qt4".to_string(), Stance::CarriesOut, "under Removals".to_string()),
+    ///     ("QT_API".to_string(), Stance::Names, String::new()),
+    /// ]);
+    /// // Prose under the same heading says only what its own words say.
+    /// let said = lifecycle.said_under("The ``foo`` helper was never used by ``bar`` and behaves oddly.", &outline);
+    /// assert!(said.named.iter().all(|(_, stance, _)| *stance == Stance::Names));
+    /// ```
+    pub fn said_under(&self, text: &str, outline: &[String]) -> Said {
+        let said = self.said(text);
+        if said.continuing.is_some()
+            || said
+                .named
+                .iter()
+                .any(|(_, stance, _)| *stance != Stance::Names)
+            || !self.is_entry(text)
+        {
+            return said;
+        }
+        let Some((stance, heading)) = self.section_stance(outline) else {
+            return said;
+        };
+        // What an aside names is a remark or a replacement ("(set ``QT_API`` instead)"): named.
+        let outside = ASIDE.replace_all(text, |aside: &regex::Captures| " ".repeat(aside[0].len()));
+        let mut named = self.named_as(&outside, stance, &format!("under {heading}"));
+        for (path, ..) in said.named {
+            if !named.iter().any(|(seen, ..)| *seen == path) {
+                named.push((path, Stance::Names, String::new()));
+            }
+        }
+        Said {
+            named,
+            continuing: None,
+        }
     }
 
     /// The path of a code span's text, if it names an identifier: its dotted parts without
@@ -427,6 +592,17 @@ impl LifecycleRules {
     /// assert_eq!(said("Remove ``syncdb`` from your scripts."), [s("syncdb", Stance::Names)]);
     /// // Negated: no change.
     /// assert_eq!(said("The ``url`` tag will not be removed."), [s("url", Stance::Names)]);
+    /// // Adverbs inside the verb; a cross-reference names no identifier.
+    /// assert_eq!(
+    ///     said("Setting ``hold`` (:ref:`deprecated in version 2.0<v200_deprecate_hold>`) has now been completely removed."),
+    ///     [s("hold", Stance::CarriesOut)],
+    /// );
+    /// assert_eq!(said("``plot_date`` is now formally deprecated."), [s("plot_date", Stance::Announces)]);
+    /// // What the cue itself is said of.
+    /// assert_eq!(
+    ///     said("Deprecation of the ``nbagg.transparent`` rcParam."),
+    ///     [s("nbagg.transparent", Stance::Announces)],
+    /// );
     /// ```
     pub fn named(&self, text: &str) -> Vec<(String, Stance, String)> {
         let (stance, cue) = self.stance_of(text);
@@ -451,12 +627,17 @@ impl LifecycleRules {
             else {
                 continue;
             };
+            if super::code::is_reference(whole.as_str()) {
+                continue;
+            }
             let Some(path) = self.path(span.as_str()) else {
                 continue;
             };
             let before = &text[..whole.start()];
             let after = &text[whole.end()..];
             subject = match last_words(before).as_slice() {
+                // The object of the cue itself: "Deprecation of the ``x`` rcParam."
+                _ if object_of(before, cue) => true,
                 [.., w] if LISTING.contains(&w.as_str()) => subject,
                 [.., w] if QUALIFYING.contains(&w.as_str()) => false,
                 [.., w, article]
@@ -615,7 +796,7 @@ where
                 memory_id: m.id.clone(),
                 t_valid: m.t_valid,
                 recorded_at: m.recorded_at,
-                said: reading.said(&m.text),
+                said: reading.said_under(&m.text, &m.outline),
                 heading,
             };
             (!read.said.named.is_empty()

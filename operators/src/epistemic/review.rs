@@ -175,7 +175,7 @@ fn link_kind(rel_type: &str) -> Option<LinkKind> {
 /// let memory = |id: &str, t: i64| MemoryObject {
 ///     id: id.into(), tenant: "t".into(), memory_type: EpistemicType::Decision,
 ///     statement_type: StatementType::Fact, temporal_type: TemporalType::Dynamic, text: id.into(),
-///     title: None, section: None, source_id: id.into(), source_version: "v".into(), span: (0, 1),
+///     title: None, section: None, outline: vec![], source_id: id.into(), source_version: "v".into(), span: (0, 1),
 ///     extractor: "x".into(), confidence: 900, t_valid: Some(t), t_invalid: None,
 ///     standing: Standing::Current, recorded_at: None, header: false };
 /// let captured = timely::example(move |scope| {

@@ -459,6 +459,7 @@ impl Extractor {
             text: unit.text.clone(),
             title: source.title.clone(),
             section: unit.section.clone(),
+            outline: unit.outline.clone(),
             source_id: source.source_id.clone(),
             source_version: source.version.clone(),
             span,

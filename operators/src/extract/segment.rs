@@ -18,8 +18,57 @@ pub struct Unit {
     pub text: String,
     /// Heading of the enclosing section, if any.
     pub section: Option<String>,
+    /// Headings of every enclosing section, outermost first (the last is `section`):
+    /// "Removals", then "Classes and methods".
+    pub outline: Vec<String>,
     /// Sentence, list item or header line.
     pub form: UnitForm,
+}
+
+/// The headings open at a point of a body, outermost first: a heading closes the open ones at
+/// its level or deeper. Markdown's level is its number of `#`; reStructuredText's is the order in
+/// which its underline characters first appear; a bold line or a label (`Decisions:`) is
+/// deeper than both.
+#[derive(Clone, Debug, Default)]
+struct Outline {
+    open: Vec<(usize, String)>,
+    /// The underline characters of reStructuredText headings, in the order first seen.
+    rst_styles: Vec<char>,
+}
+
+/// The level of a bold-line or label heading: below every Markdown and reStructuredText one.
+const LABEL_LEVEL: usize = 100;
+
+impl Outline {
+    fn enter(&mut self, level: usize, heading: String) {
+        while self.open.last().is_some_and(|(open, _)| *open >= level) {
+            self.open.pop();
+        }
+        self.open.push((level, heading));
+    }
+
+    /// The level of a reStructuredText heading underlined with `style`.
+    fn rst_level(&mut self, style: char) -> usize {
+        let at = match self.rst_styles.iter().position(|c| *c == style) {
+            Some(at) => at,
+            None => {
+                self.rst_styles.push(style);
+                self.rst_styles.len() - 1
+            }
+        };
+        1 + at
+    }
+
+    fn section(&self) -> Option<String> {
+        self.open.last().map(|(_, heading)| heading.clone())
+    }
+
+    fn headings(&self) -> Vec<String> {
+        self.open
+            .iter()
+            .map(|(_, heading)| heading.clone())
+            .collect()
+    }
 }
 
 /// Header keys whose lines are memory units (the others, like `Author` or `Created`, are
@@ -100,14 +149,17 @@ pub fn units(body: &str) -> Vec<Unit> {
     let body: &str = &visible;
     let lines = lines_with_offsets(body);
     let mut out = Vec::new();
-    let (start, mut section) = header_start(&lines);
+    let (start, title) = header_start(&lines);
+    let mut section = Outline::default();
     let mut i = match header_block(&lines, start, &mut out) {
-        end if end > start => end,
-        // No header block under the title: the title is read like any heading.
-        _ => {
-            section = None;
-            0
+        end if end > start => {
+            if let Some(title) = title {
+                section.enter(1, title);
+            }
+            end
         }
+        // No header block under the title: the title is read like any heading.
+        _ => 0,
     };
     let mut in_fence = false;
     // The content lines of the open fence: (byte offset, text).
@@ -167,7 +219,8 @@ pub fn units(body: &str) -> Vec<Unit> {
                         start: offset + indent,
                         end: offset + indent + trimmed.len(),
                         text: collapse(trimmed),
-                        section: section.clone(),
+                        section: section.section(),
+                        outline: section.headings(),
                         form: UnitForm::Sentence,
                     });
                 }
@@ -184,7 +237,8 @@ pub fn units(body: &str) -> Vec<Unit> {
         }
         if let Some(heading) = markdown_heading(trimmed) {
             flush(&mut block, body, &section, &mut out);
-            section = Some(heading);
+            let hashes = trimmed.chars().take_while(|c| *c == '#').count();
+            section.enter(if hashes > 0 { hashes } else { LABEL_LEVEL }, heading);
             i += 1;
             continue;
         }
@@ -199,12 +253,13 @@ pub fn units(body: &str) -> Vec<Unit> {
             && is_rule(next.trim())
             && next.trim().chars().count() >= trimmed.chars().count().min(3)
         {
-            section = Some(clean_heading(trimmed));
+            let level = section.rst_level(next.trim().chars().next().unwrap_or('='));
+            section.enter(level, clean_heading(trimmed));
             i += 2;
             continue;
         }
         if block.is_none() && is_label_heading(trimmed) {
-            section = Some(clean_heading(trimmed.trim_end_matches(':')));
+            section.enter(LABEL_LEVEL, clean_heading(trimmed.trim_end_matches(':')));
             i += 1;
             continue;
         }
@@ -321,12 +376,13 @@ fn is_prose_line(trimmed: &str) -> bool {
 ///   last command are one unit.
 ///
 /// Code and data (no traceback, no prompt) yield nothing.
-fn fence_results(fence: &[(usize, &str)], section: &Option<String>, out: &mut Vec<Unit>) {
+fn fence_results(fence: &[(usize, &str)], section: &Outline, out: &mut Vec<Unit>) {
     let unit = |start: usize, end: usize, text: String| Unit {
         start,
         end,
         text,
-        section: section.clone(),
+        section: section.section(),
+        outline: section.headings(),
         form: UnitForm::Sentence,
     };
     if let Some(at) = fence.iter().position(|(_, l)| {
@@ -517,6 +573,7 @@ fn header_block(lines: &[(usize, &str)], start: usize, out: &mut Vec<Unit>) -> u
                 end,
                 text: collapse(&line_span(lines, offset, end)),
                 section: None,
+                outline: Vec::new(),
                 form: UnitForm::Header,
             });
         }
@@ -636,7 +693,7 @@ fn list_marker(line: &str) -> Option<usize> {
     (spaces > 0 && !after.trim().is_empty()).then_some(indent + marker + spaces)
 }
 
-fn flush(block: &mut Option<Block>, body: &str, section: &Option<String>, out: &mut Vec<Unit>) {
+fn flush(block: &mut Option<Block>, body: &str, section: &Outline, out: &mut Vec<Unit>) {
     let Some(block) = block.take() else {
         return;
     };
@@ -647,7 +704,8 @@ fn flush(block: &mut Option<Block>, body: &str, section: &Option<String>, out: &
                 start,
                 end,
                 text,
-                section: section.clone(),
+                section: section.section(),
+                outline: section.headings(),
                 form: block.form,
             });
         }
@@ -753,6 +811,35 @@ mod tests {
                 .iter()
                 .all(|u| u.section.as_deref() == Some("Open Issues"))
         );
+    }
+
+    #[test]
+    fn the_outline_holds_every_enclosing_heading_and_a_heading_closes_its_level() {
+        let body = "Notes 3.1\n=========\n\nRemovals\n--------\n\nClasses\n~~~~~~~\n\n- ``a.b`` (use ``c``)\n\nOther\n-----\n\nMore text here.\n\nDecisions:\nWe ship it now.\n";
+        let found = units(body);
+        let outline = |i: usize| {
+            found[i]
+                .outline
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(outline(0), ["Notes 3.1", "Removals", "Classes"]);
+        assert_eq!(found[0].section.as_deref(), Some("Classes"));
+        assert_eq!(
+            outline(1),
+            ["Notes 3.1", "Other"],
+            "a heading closes the deeper ones"
+        );
+        assert_eq!(
+            outline(2),
+            ["Notes 3.1", "Other", "Decisions"],
+            "a label is deepest"
+        );
+        let md = "# Title\n\n## A\n\n### B\n\nOne two three.\n\n## C\n\nFour five six.\n";
+        let found = units(md);
+        assert_eq!(found[0].outline, ["Title", "A", "B"]);
+        assert_eq!(found[1].outline, ["Title", "C"]);
     }
 
     #[test]

@@ -226,6 +226,26 @@ pub struct LifecycleSpec {
     /// underlined) speaks through the first statement under it.
     #[serde(default = "headings")]
     pub headings: bool,
+    /// Sections whose heading says what their bare entries say (see [`SectionStances`]).
+    #[serde(default)]
+    pub sections: Option<SectionStances>,
+}
+
+/// `[epistemics.lifecycle.sections]`: release notes list what they deprecate and remove as bare
+/// entries under a heading that says which ("Removals" › "Classes and methods" ›
+/// "- ``legend.Legend.draggable`` (use ``set_draggable()`` instead)"). An entry — a statement of
+/// at most `entry_words` words besides its code spans and parentheses, with no cue of its own —
+/// says of the identifiers it names what the nearest enclosing heading with a cue says; a
+/// heading that carries out wins over one that announces ("Removals" › "Deprecated APIs").
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SectionStances {
+    /// Words of a heading announcing the changes listed under it ("Deprecations").
+    pub announces: Vec<String>,
+    /// Words of a heading carrying them out ("Removals", "Expired deprecations").
+    pub carries_out: Vec<String>,
+    /// Words at most, besides code spans and parenthesised asides, of an entry.
+    pub entry_words: usize,
 }
 
 /// `[epistemics.revisions]`: a later statement that states another value of the same matter

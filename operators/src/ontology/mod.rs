@@ -32,7 +32,7 @@ pub use authority::Authority;
 pub use epistemics::{
     AnswerKind, AnswersSpec, BlocksSpec, BoilerplateSpec, CitationEdgeSpec, CitationsSpec,
     EpistemicsSpec, ExtensionsSpec, LifecycleSpec, MatterSpec, MattersSpec, NeedSpec, RestatedSpec,
-    RevisionsSpec, UncuedSpec,
+    RevisionsSpec, SectionStances, UncuedSpec,
 };
 pub use signed_edges::EdgeSpec;
 pub use vocabulary::{

@@ -199,3 +199,34 @@ fn a_heading_that_retires_speaks_through_the_first_statement_under_it() {
         "deleting the notes retracts what they drew"
     );
 }
+
+const LISTED_DEPRECATED: &str = "Deprecations\n------------\n\nModules\n~~~~~~~\n\n- ``cbook.Bunch`` (use ``types.SimpleNamespace`` instead)\n- ``cbook.Locked`` and ``cbook.listFiles``\n";
+const ENTRY_DEPRECATED: &str = "``cbook.Bunch`` (use ``types.SimpleNamespace`` instead)";
+const LISTED_REMOVED: &str = "Removals\n--------\n\nClasses and methods\n~~~~~~~~~~~~~~~~~~~\n\nCode should import ``types.SimpleNamespace`` from the standard library.\n\n- ``cbook.Bunch`` (use ``types.SimpleNamespace``)\n";
+const ENTRY_REMOVED: &str = "``cbook.Bunch`` (use ``types.SimpleNamespace``)";
+
+#[test]
+fn bare_entries_say_what_the_headings_above_them_say() {
+    let result = rounds(vec![
+        (
+            vec![
+                notes("3.0", 400, LISTED_DEPRECATED),
+                notes("3.2", 900, LISTED_REMOVED),
+            ],
+            vec![],
+        ),
+        (vec![(notes("3.0", 400, LISTED_DEPRECATED).0, -1)], vec![]),
+    ]);
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        edges(&result[0]),
+        [(s("IMPLEMENTS"), s(ENTRY_REMOVED), s(ENTRY_DEPRECATED))],
+        "an entry under Removals carries out what an entry under Deprecations announced; the \
+         replacement in the aside and the prose under the heading retire nothing"
+    );
+    assert_eq!(
+        edges(&result[1]),
+        [],
+        "deleting the notes retracts what they drew"
+    );
+}
