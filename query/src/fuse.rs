@@ -18,7 +18,8 @@
 //! multiplied by the document's φ (that of its best memory object; the memory signal carries
 //! φ already), and, unless the query asks about history, a document that a later one replaced
 //! (`SUPERSEDES` between the sources, or its best statement superseded by a statement of the
-//! other) scores at most `below_successor` times the replacing document.
+//! other, or an announcement the other carried out: `IMPLEMENTS`) scores at most
+//! `below_successor` times the replacing document.
 
 use std::collections::HashMap;
 
@@ -194,17 +195,19 @@ pub fn documents(
             doc.occurred_at = r.card.occurred_at;
             let view = AsOf { card: &r.card, at };
             // Replaced: its document by a later one, or its best statement by a statement of
-            // another document.
-            let by_statement = if view.standing() == Standing::Superseded {
+            // another document (superseding it, or carrying out what it announced).
+            let superseded = if view.standing() == Standing::Superseded {
                 view.superseded_by()
-                    .iter()
-                    .filter_map(|e| source_of.get(e.id.as_str()))
-                    .filter(|s| **s != r.card.source_id)
-                    .map(|s| s.to_string())
-                    .collect()
             } else {
                 Vec::new()
             };
+            let by_statement: Vec<String> = superseded
+                .into_iter()
+                .chain(view.implemented_by())
+                .filter_map(|e| source_of.get(e.id.as_str()))
+                .filter(|s| **s != r.card.source_id)
+                .map(|s| s.to_string())
+                .collect();
             doc.replaced_by = view
                 .source_superseded_by()
                 .iter()
@@ -395,15 +398,17 @@ pub fn reached_state(
     doc.phi = phi;
     doc.occurred_at = card.occurred_at;
     let view = AsOf { card, at };
-    let by_statement: Vec<String> = if view.standing() == Standing::Superseded {
+    let superseded = if view.standing() == Standing::Superseded {
         view.superseded_by()
-            .iter()
-            .filter_map(|e| source_of(&e.id))
-            .filter(|s| *s != card.source_id)
-            .collect()
     } else {
         Vec::new()
     };
+    let by_statement: Vec<String> = superseded
+        .into_iter()
+        .chain(view.implemented_by())
+        .filter_map(|e| source_of(&e.id))
+        .filter(|s| *s != card.source_id)
+        .collect();
     let by_header: Vec<String> = view
         .source_superseded_by()
         .iter()
@@ -567,5 +572,50 @@ mod tests {
         assert_eq!(ids(&docs), ["seed-doc", "basis", "near"]);
         assert_eq!(docs[1].brought_by(), "graph");
         assert_eq!(docs[1].graph_node.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn a_document_whose_announcement_a_later_one_carried_out_ranks_below_it() {
+        use crate::graph::EdgeRef;
+        // 3.3 says "``epoch2num`` is deprecated"; 3.7's "``epoch2num`` is removed" carried it out.
+        let card = MemoryCard {
+            id: "deprecated".into(),
+            source_id: "matplotlib-3.3".into(),
+            implemented_by: vec![EdgeRef {
+                id: "removed".into(),
+                t_valid: Some(2),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let source_of = |id: &str| (id == "removed").then(|| "matplotlib-3.7".to_string());
+        let mut announced = doc("matplotlib-3.3", 0.0, 1.0, 0.0);
+        reached_state(&mut announced, &card, 1.0, None, source_of);
+        assert_eq!(announced.replaced_by, ["matplotlib-3.7"]);
+        let mut docs = vec![announced, doc("matplotlib-3.7", 0.0, 0.8, 0.0)];
+        for d in &mut docs {
+            d.phi = 1.0;
+            d.occurred_at = Some(if d.source_id == "matplotlib-3.7" {
+                2
+            } else {
+                1
+            });
+        }
+        fuse(
+            &mut docs,
+            Weights {
+                memory: 0.0,
+                chunk: 1.0,
+                document: 0.0,
+                graph: 0.0,
+            },
+            SourceFusion::Minmax,
+        );
+        below_replacing_documents(&mut docs, 0.98);
+        assert_eq!(ids(&docs), ["matplotlib-3.7", "matplotlib-3.3"]);
+        // As of before the removal, the deprecation stands on its own.
+        let mut before = doc("matplotlib-3.3", 0.0, 1.0, 0.0);
+        reached_state(&mut before, &card, 1.0, Some(1), source_of);
+        assert!(before.replaced_by.is_empty());
     }
 }

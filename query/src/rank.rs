@@ -439,6 +439,15 @@ impl<'a> AsOf<'a> {
             .collect()
     }
 
+    /// Statements that had carried out what it announced by then (`IMPLEMENTS` into it).
+    pub fn implemented_by(&self) -> Vec<&'a EdgeRef> {
+        self.card
+            .implemented_by
+            .iter()
+            .filter(|e| self.at.is_none_or(|at| e.t_valid.is_none_or(|t| t <= at)))
+            .collect()
+    }
+
     /// Documents that had replaced its source by then (edge ids are their source ids).
     pub fn source_superseded_by(&self) -> Vec<&'a EdgeRef> {
         self.card

@@ -157,9 +157,12 @@ impl QueryService {
     }
 }
 
+/// Ranks every superseded statement below the statements that superseded it (its score
 /// capped at `factor` times the successor's), newest first so that a chain keeps its order: the
-/// old state stays near the top when it is relevant, but never above what replaced it. The same
-/// holds between documents: a statement of a document that a later one replaced (its header
+/// old state stays near the top when it is relevant, but never above what replaced it. An
+/// announcement that a later statement carried out ("``x`` is deprecated", then "``x`` is
+/// removed": `IMPLEMENTS`) ranks below that statement the same way: it came true, and the later
+/// one says how things stand. The same holds between documents: a statement of a document that a later one replaced (its header
 /// says `Superseded-By:`, or the later one's says `Replaces:`) ranks below the best candidate
 /// of the document that replaced it.
 pub fn below_successors(ranked: &mut [Ranked], at: Option<i64>, factor: f64) {
@@ -189,14 +192,16 @@ pub fn below_successors(ranked: &mut [Ranked], at: Option<i64>, factor: f64) {
             card: &ranked[i].card,
             at,
         };
-        let successors: Vec<usize> = if view.standing() == Standing::Superseded {
+        let superseded = if view.standing() == Standing::Superseded {
             view.superseded_by()
-                .iter()
-                .filter_map(|e| index.get(&e.id).copied())
-                .collect()
         } else {
             Vec::new()
         };
+        let successors: Vec<usize> = superseded
+            .into_iter()
+            .chain(view.implemented_by())
+            .filter_map(|e| index.get(&e.id).copied())
+            .collect();
         let successor_documents: Vec<usize> = view
             .source_superseded_by()
             .iter()
@@ -359,5 +364,30 @@ mod tests {
         replaced_by(&mut earlier[0], "pep-0345", 3);
         below_successors(&mut earlier, Some(2), 0.98);
         assert_eq!(earlier[0].score, 0.84);
+    }
+
+    #[test]
+    fn an_announcement_ranks_below_the_statement_that_carried_it_out() {
+        // "``epoch2num`` is deprecated" (3.3), then "``epoch2num`` is removed" (3.7).
+        let mut all = vec![
+            ranked("deprecated", "matplotlib-3.3", 1, 0.90),
+            ranked("removed", "matplotlib-3.7", 2, 0.60),
+        ];
+        all[0].card.implemented_by.push(EdgeRef {
+            id: "removed".into(),
+            t_valid: Some(2),
+            ..Default::default()
+        });
+        below_successors(&mut all, None, 0.98);
+        assert!(
+            (all[0].score - 0.60 * 0.98).abs() < 1e-12,
+            "{}",
+            all[0].score
+        );
+        // As of before the removal, the announcement is the news.
+        let mut earlier = all.clone();
+        earlier[0].score = 0.90;
+        below_successors(&mut earlier, Some(1), 0.98);
+        assert_eq!(earlier[0].score, 0.90);
     }
 }

@@ -71,6 +71,11 @@ pub struct MemoryCard {
     /// Earlier memory objects it supersedes.
     #[serde(default)]
     pub supersedes: Vec<EdgeRef>,
+    /// Later statements that carried out what it announced (`IMPLEMENTS` edges into it: "``x``
+    /// is deprecated", then "``x`` is removed"): the announcement came true, the later statement
+    /// is the state now.
+    #[serde(default)]
+    pub implemented_by: Vec<EdgeRef>,
     /// Statements that answer it (for questions).
     #[serde(default)]
     pub answered_by: Vec<EdgeRef>,

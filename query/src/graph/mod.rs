@@ -42,6 +42,7 @@ const CARD_TEMPLATE: &str = "m.id AS id, m.type AS memory_type, coalesce(m.text,
      [(m)-[r:CONTRADICTS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS contradicts, \
      [(o)-[r:SUPERSEDES]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS superseded_by, \
      [(m)-[r:SUPERSEDES]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS supersedes, \
+     [(o)-[r:IMPLEMENTS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS implemented_by, \
      [(o)-[r:ANSWERS]->(m) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS answered_by, \
      [(m)-[r:ANSWERS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS answers, \
      [(m)-[r:BLOCKS]->(o) | {id: o.id, t_valid: r.t_valid, t_invalid: r.t_invalid, recorded_at: r.recorded_at, evidence: coalesce(r.evidence, [])}] AS blocks, \
@@ -880,7 +881,7 @@ mod tests {
             .iter()
             .map(|i| i.rsplit_once(" AS ").unwrap().1.trim().to_string())
             .collect();
-        assert_eq!(names.len(), 27);
+        assert_eq!(names.len(), 28);
         assert!(
             names.contains(&"k_terms".to_string())
                 && names.contains(&"restates".to_string())
@@ -889,6 +890,7 @@ mod tests {
                 && names.contains(&"contradicts".to_string())
                 && names.contains(&"claims".to_string())
                 && names.contains(&"source_superseded_by".to_string())
+                && names.contains(&"implemented_by".to_string())
         );
     }
 
