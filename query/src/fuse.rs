@@ -487,6 +487,17 @@ mod tests {
         docs.iter().map(|d| d.source_id.as_str()).collect()
     }
 
+    /// Fusion by the chunk signal alone (min-max).
+    fn fuse_chunks_only(docs: &mut [Document]) {
+        let weights = Weights {
+            memory: 0.0,
+            chunk: 1.0,
+            document: 0.0,
+            graph: 0.0,
+        };
+        fuse(docs, weights, SourceFusion::Minmax);
+    }
+
     #[test]
     fn each_signal_alone_orders_by_itself_and_weights_trade_them() {
         let base = vec![
@@ -525,16 +536,7 @@ mod tests {
     fn phi_modulates_the_passage_signals() {
         let mut docs = vec![doc("retired", 0.0, 1.0, 0.0), doc("live", 0.0, 0.9, 0.0)];
         docs[0].phi = 0.8;
-        fuse(
-            &mut docs,
-            Weights {
-                memory: 0.0,
-                chunk: 1.0,
-                document: 0.0,
-                graph: 0.0,
-            },
-            SourceFusion::Minmax,
-        );
+        fuse_chunks_only(&mut docs);
         assert_eq!(ids(&docs), ["live", "retired"]);
     }
 
@@ -601,16 +603,7 @@ mod tests {
                 1
             });
         }
-        fuse(
-            &mut docs,
-            Weights {
-                memory: 0.0,
-                chunk: 1.0,
-                document: 0.0,
-                graph: 0.0,
-            },
-            SourceFusion::Minmax,
-        );
+        fuse_chunks_only(&mut docs);
         below_replacing_documents(&mut docs, 0.98);
         assert_eq!(ids(&docs), ["matplotlib-3.7", "matplotlib-3.3"]);
         // As of before the removal, the deprecation stands on its own.
