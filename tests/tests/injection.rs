@@ -28,7 +28,7 @@
 //! name, and never a statement or node of A or B.
 //!
 //! In the suite each parameter, body field, tool argument and dev-mode operation gets a rotating
-//! half of the strings ([`Sample`]: every string is still tried in many places of every kind);
+//! third of the strings ([`Sample`]: every string is still tried in many places of every kind);
 //! `EPIGRAPH_INJECTION_STRIDE=1 cargo test --workspace --locked --test injection` tries every
 //! string everywhere (≈ 4 min alone on 2 cores, ≈ 12 min beside the rest of the suite).
 
@@ -150,9 +150,10 @@ const NUMBERS: [&str; 6] = [
 /// Which hostile strings a slot of the walk (a parameter, a body field, a tool argument, the
 /// dev-mode tenant of an operation) gets: every `stride`-th string, from an offset that moves on
 /// by one per slot, so each slot still meets strings of every kind (the list is grouped by kind)
-/// and every string is tried in many slots. The suite's stride is 2 (the whole walk took 718 s of
-/// a 30-minute CI run beside the other tests, 236 s alone); `EPIGRAPH_INJECTION_STRIDE=1` walks
-/// every string everywhere, a larger one makes a quick local run.
+/// and every string is tried in many slots. The suite's stride is 3 (the whole walk took 718 s of
+/// a 30-minute CI run beside the other tests, 236 s alone; a rotating half still took 438 s of a
+/// 28-minute run on 2026-12-07); `EPIGRAPH_INJECTION_STRIDE=1` walks every string everywhere,
+/// `=2` a rotating half, a larger one makes a quick local run.
 ///
 /// The suite walked a rotating sixth for a while (2026-12-05), because the whole walk seemed to
 /// take over 27 minutes; the cause was one MCP call that never came back (a panicking tool,
@@ -171,7 +172,7 @@ impl Sample {
         let stride = std::env::var("EPIGRAPH_INJECTION_STRIDE")
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(2)
+            .unwrap_or(3)
             .max(1);
         Sample { stride, slot: 0 }
     }
