@@ -23,7 +23,9 @@
 //! - an earlier statement that announced a change is **implemented** by one that carries a
 //!   change out: `IMPLEMENTS` (the announcement is not superseded: it came true), and that source
 //!   gets no `SUPERSEDES` from it;
-//! - two announcements, or two statements carrying changes out, draw nothing (a restatement).
+//! - two announcements, or two statements carrying changes out, draw nothing (a restatement);
+//! - a statement that **cancels** an announced change (`cancels`: "is undeprecated", "the
+//!   deprecation is reverted") supersedes the announcement.
 //!
 //! A statement that continues the one right before it in its section ("The ``box`` parameter is
 //! unused. *It will be removed* in Pillow 10.0.0.": it opens with "It" or "They" and names
@@ -32,6 +34,10 @@
 //! A section whose heading itself retires something (matplotlib's "``epoch2num`` and
 //! ``num2epoch`` are deprecated", underlined, then "These are unused …") says it through its
 //! first statement: that statement names what the heading names, as the heading says it.
+//!
+//! The entries listed right after a statement that leads them in with a colon and a cue ("Several
+//! methods … have been removed in this release:", then "* ``Image.fromstring()``") say what it
+//! says ([`LifecycleRules::lead_in`]).
 //!
 //! A bare entry of a list of identifiers ("- ``legend.Legend.draggable`` (use
 //! ``set_draggable()`` instead)": a few words besides its code spans and asides, no cue of its
@@ -59,11 +65,16 @@ use crate::extract::cues::CueSet;
 use crate::model::{EpistemicType, MemoryObject};
 use crate::ontology::{LifecycleSpec, OntologyError};
 
+mod entries;
+
+use entries::{Sections, as_entry};
+
 /// `[epistemics.lifecycle]`, compiled.
 #[derive(Clone, Debug)]
 pub struct LifecycleRules {
     announces: CueSet,
     carries_out: CueSet,
+    cancels: CueSet,
     replacement: CueSet,
     ignore: BTreeSet<String>,
     aliases: Vec<(String, String)>,
@@ -77,18 +88,6 @@ pub struct LifecycleRules {
     sections: Option<Sections>,
 }
 
-/// `[epistemics.lifecycle.sections]`, compiled.
-#[derive(Clone, Debug)]
-struct Sections {
-    announces: CueSet,
-    carries_out: CueSet,
-    entry_words: usize,
-}
-
-/// A parenthesised aside: "(use ``marker`` instead)".
-static ASIDE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"\([^()]*\)").expect("the aside pattern compiles"));
-
 /// What a statement says of an identifier it names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Stance {
@@ -98,6 +97,8 @@ pub enum Stance {
     Announces,
     /// It carries a change out ("is removed", "is now required").
     CarriesOut,
+    /// It cancels an announced change ("is undeprecated", "the deprecation is reverted").
+    Cancels,
 }
 
 /// One statement naming one identifier.
@@ -137,6 +138,12 @@ struct Read {
     /// What its section's heading says, when the heading itself retires something ("``X``
     /// and ``Y`` are deprecated", underlined, then prose that names neither).
     heading: Option<Said>,
+    /// What it says of the entries listed right after it, when it leads them in ("Several
+    /// methods … have been removed in this release:").
+    lead_in: Option<(Stance, String)>,
+    /// When it is a bare entry that says nothing itself: the identifiers it lists (not those
+    /// of its asides), which take what a lead-in before it says.
+    entry: Vec<String>,
 }
 
 /// What a statement says of identifiers ([`LifecycleRules::said`]).
@@ -193,6 +200,37 @@ const CONTINUING: [&str; 2] = ["it", "they"];
 const ARTICLES: [&str; 3] = ["the", "a", "an"];
 /// Words (and a comma) before an identifier listed with the one before it.
 const LISTING: [&str; 4] = ["and", "or", ",", "nor"];
+
+/// Words before an identifier (and an article) that list it with the statement's subject, though
+/// they end with a qualifying word: "… are deprecated, *along with* the ``axes.hold`` rcParam".
+const LISTED_WITH: [&str; 5] = [
+    "along with",
+    "together with",
+    "alongside",
+    "alongside with",
+    "as well as",
+];
+
+/// Whether the text before an identifier ends with a phrase of [`LISTED_WITH`] (and an
+/// article).
+fn listed_with(before: &str) -> bool {
+    let lower = before.to_lowercase();
+    let lower = lower.trim_end();
+    let lower = ARTICLES
+        .iter()
+        .find_map(|article| {
+            lower
+                .strip_suffix(article)
+                .filter(|rest| rest.ends_with(' '))
+                .map(str::trim_end)
+        })
+        .unwrap_or(lower);
+    LISTED_WITH.iter().any(|phrase| {
+        lower
+            .strip_suffix(phrase)
+            .is_some_and(|rest| rest.is_empty() || rest.ends_with([' ', ',', '(']))
+    })
+}
 
 /// Whether the text before an identifier ends with the cue (and an article): the identifier is
 /// what the cue is said of ("Deprecation of the ``nbagg.transparent`` rcParam").
@@ -269,6 +307,7 @@ impl LifecycleRules {
         Ok(LifecycleRules {
             announces: cues(&spec.announces)?,
             carries_out: cues(&spec.carries_out)?,
+            cancels: cues(&spec.cancels)?,
             replacement: cues(&spec.replacement)?,
             ignore: spec.ignore.iter().map(|w| w.to_lowercase()).collect(),
             aliases: spec
@@ -284,127 +323,12 @@ impl LifecycleRules {
                 Some(sections) => Some(Sections {
                     announces: cues(&sections.announces)?,
                     carries_out: cues(&sections.carries_out)?,
+                    cancels: cues(&sections.cancels)?,
                     entry_words: sections.entry_words,
                 }),
                 None => None,
             },
         })
-    }
-
-    /// What the headings enclosing a statement (outermost first) say of the bare entries
-    /// under them, and the heading that says it: a heading carrying changes out ("Removals")
-    /// wins over one announcing them ("Deprecations"); the nearest of each kind is named.
-    ///
-    /// ```
-    /// use epigraph_operators::epistemic::lifecycle::Stance;
-    /// let rules = epigraph_operators::epistemic::Rules::bundled();
-    /// let lifecycle = rules.lifecycle().unwrap();
-    /// let outline = |h: &[&str]| h.iter().map(|h| h.to_string()).collect::<Vec<_>>();
-    /// assert_eq!(
-    ///     lifecycle.section_stance(&outline(&["API Changes for 3.1.0", "Removals", "Classes and methods"])),
-    ///     Some((Stance::CarriesOut, "Removals".to_string())),
-    /// );
-    /// assert_eq!(
-    ///     lifecycle.section_stance(&outline(&["API Changes for 3.0.0", "Removals", "Deprecated APIs"])),
-    ///     Some((Stance::CarriesOut, "Removals".to_string())),
-    /// );
-    /// assert_eq!(
-    ///     lifecycle.section_stance(&outline(&["Deprecations", "Modules"])),
-    ///     Some((Stance::Announces, "Deprecations".to_string())),
-    /// );
-    /// assert_eq!(lifecycle.section_stance(&outline(&["Undeprecations"])), None);
-    /// assert_eq!(lifecycle.section_stance(&outline(&["Behavior changes", "Autoscaling"])), None);
-    /// ```
-    pub fn section_stance(&self, outline: &[String]) -> Option<(Stance, String)> {
-        let sections = self.sections.as_ref()?;
-        let nearest = |cues: &CueSet| outline.iter().rev().find(|h| cues.any(h)).cloned();
-        nearest(&sections.carries_out)
-            .map(|heading| (Stance::CarriesOut, heading))
-            .or_else(|| nearest(&sections.announces).map(|heading| (Stance::Announces, heading)))
-    }
-
-    /// Whether a statement is a bare entry of a list of identifiers: at most `entry_words`
-    /// words besides its code spans and parenthesised asides (never without sections).
-    ///
-    /// ```
-    /// let rules = epigraph_operators::epistemic::Rules::bundled();
-    /// let lifecycle = rules.lifecycle().unwrap();
-    /// assert!(lifecycle.is_entry("``legend.Legend.draggable`` (use `.legend.Legend.set_draggable()` instead)"));
-    /// assert!(lifecycle.is_entry("``Legend.draggable()``, in favor of `.Legend.set_draggable()`"));
-    /// // A table's row: what to use instead of what.
-    /// assert!(!lifecycle.is_entry("``numpy.float`` ``float`` `numpy.float64`, `numpy.double` (equivalent)"));
-    /// assert!(!lifecycle.is_entry("Due to technical issues, ``cbook.mplDeprecation`` did not raise deprecation warnings on use."));
-    /// ```
-    pub fn is_entry(&self, text: &str) -> bool {
-        let Some(sections) = &self.sections else {
-            return false;
-        };
-        // Two code spans side by side, only spaces between: a table's row, not an entry.
-        let spans: Vec<_> = CODE_SPAN.find_iter(text).collect();
-        if spans
-            .windows(2)
-            .any(|pair| text[pair[0].end()..pair[1].start()].trim().is_empty())
-        {
-            return false;
-        }
-        let bare = CODE_SPAN.replace_all(text, " ");
-        let bare = ASIDE.replace_all(&bare, " ");
-        bare.split_whitespace()
-            .filter(|w| w.chars().any(char::is_alphabetic))
-            .count()
-            <= sections.entry_words
-    }
-
-    /// [`Self::said`] of a statement under `outline`: a bare entry with no cue of its own says
-    /// of what it names what its sections say ([`Self::section_stance`]), the cue being
-    /// "under <heading>".
-    ///
-    /// ```
-    /// use epigraph_operators::epistemic::lifecycle::Stance;
-    /// let rules = epigraph_operators::epistemic::Rules::bundled();
-    /// let lifecycle = rules.lifecycle().unwrap();
-    /// let outline = ["Removals".to_string(), "Classes and methods".to_string()];
-    /// let said = lifecycle.said_under("``legend.Legend.draggable`` (use `.legend.Legend.set_draggable()` instead)", &outline);
-    /// assert_eq!(said.named, [
-    ///     ("legend.Legend.draggable".to_string(), Stance::CarriesOut, "under Removals".to_string()),
-    ///     ("legend.Legend.set_draggable".to_string(), Stance::Names, String::new()),
-    /// ]);
-    /// // What an aside names is a remark: named.
-    /// let said = lifecycle.said_under("``backend.qt4`` (set the :envvar:`QT_API` environment variable instead)", &outline);
-    /// assert_eq!(said.named, [
-    ///     ("backend.qt4".to_string(), Stance::CarriesOut, "under Removals".to_string()),
-    ///     ("QT_API".to_string(), Stance::Names, String::new()),
-    /// ]);
-    /// // Prose under the same heading says only what its own words say.
-    /// let said = lifecycle.said_under("The ``foo`` helper was never used by ``bar`` and behaves oddly.", &outline);
-    /// assert!(said.named.iter().all(|(_, stance, _)| *stance == Stance::Names));
-    /// ```
-    pub fn said_under(&self, text: &str, outline: &[String]) -> Said {
-        let said = self.said(text);
-        if said.continuing.is_some()
-            || said
-                .named
-                .iter()
-                .any(|(_, stance, _)| *stance != Stance::Names)
-            || !self.is_entry(text)
-        {
-            return said;
-        }
-        let Some((stance, heading)) = self.section_stance(outline) else {
-            return said;
-        };
-        // What an aside names is a remark or a replacement ("(set ``QT_API`` instead)"): named.
-        let outside = ASIDE.replace_all(text, |aside: &regex::Captures| " ".repeat(aside[0].len()));
-        let mut named = self.named_as(&outside, stance, &format!("under {heading}"));
-        for (path, ..) in said.named {
-            if !named.iter().any(|(seen, ..)| *seen == path) {
-                named.push((path, Stance::Names, String::new()));
-            }
-        }
-        Said {
-            named,
-            continuing: None,
-        }
     }
 
     /// The path of a code span's text, if it names an identifier: its dotted parts without
@@ -440,8 +364,24 @@ impl LifecycleRules {
         )
     }
 
-    /// What a statement says, whatever it names: that it announces a change, carries one out
-    /// (carrying out wins: "is deprecated and removed") or only names, with the cue that says it.
+    /// What a statement says, whatever it names: that it cancels an announced change (which wins:
+    /// "is no longer deprecated"), carries one out (which wins over announcing: "is deprecated
+    /// and removed"), announces one, or only names, with the cue that says it.
+    ///
+    /// ```
+    /// use epigraph_operators::epistemic::lifecycle::Stance;
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let lifecycle = rules.lifecycle().unwrap();
+    /// let stance = |text: &str| lifecycle.stance_of(text).0;
+    /// assert_eq!(stance("Setting the pickradius via ``set_picker`` is undeprecated"), Stance::Cancels);
+    /// assert_eq!(stance("The following API elements have been un-deprecated:"), Stance::Cancels);
+    /// assert_eq!(stance("``getnnz`` is no longer deprecated."), Stance::Cancels);
+    /// assert_eq!(stance("Revert deprecation of ``set_zlim3d`` keyword arguments"), Stance::Cancels);
+    /// assert_eq!(stance("This cancels the deprecation introduced in Matplotlib 3.3.0."), Stance::Cancels);
+    /// assert_eq!(stance("MAINT: sparse: Un-deprecate getnnz()"), Stance::Cancels);
+    /// assert_eq!(stance("``getnnz`` was deprecated and has been removed."), Stance::CarriesOut);
+    /// assert_eq!(stance("``getnnz`` is deprecated."), Stance::Announces);
+    /// ```
     pub fn stance_of(&self, text: &str) -> (Stance, String) {
         // "There is no longer a type error …": the cue's subject is what follows, not a name.
         let said_of_something = |m: &crate::extract::cues::CueMatch| {
@@ -459,13 +399,18 @@ impl LifecycleRules {
             .into_iter()
             .filter(said_of_something)
             .collect();
+        let cancelled: Vec<_> = self.cancels.find_all(text);
         let first_cue = |found: &[crate::extract::cues::CueMatch]| {
             found
                 .iter()
                 .min_by_key(|m| m.start)
                 .map(|m| text[m.start..m.end].to_lowercase())
         };
-        // Carrying out wins over announcing: "is deprecated and removed".
+        // Cancelling wins ("is no longer deprecated" is no change carried out), and carrying
+        // out wins over announcing: "is deprecated and removed".
+        if let Some(cue) = first_cue(&cancelled) {
+            return (Stance::Cancels, cue);
+        }
         match (first_cue(&carried), first_cue(&announced)) {
             (Some(cue), _) => (Stance::CarriesOut, cue),
             (None, Some(cue)) => (Stance::Announces, cue),
@@ -603,6 +548,12 @@ impl LifecycleRules {
     ///     said("Deprecation of the ``nbagg.transparent`` rcParam."),
     ///     [s("nbagg.transparent", Stance::Announces)],
     /// );
+    /// // Listed with the subject, though after "with".
+    /// assert_eq!(
+    ///     said("The 'hold' argument is deprecated, along with the ``axes.hold`` rcParams entry."),
+    ///     [s("axes.hold", Stance::Announces)],
+    /// );
+    /// assert_eq!(said("Use ``foo`` together with ``bar``."), [s("foo", Stance::Names), s("bar", Stance::Names)]);
     /// ```
     pub fn named(&self, text: &str) -> Vec<(String, Stance, String)> {
         let (stance, cue) = self.stance_of(text);
@@ -638,6 +589,8 @@ impl LifecycleRules {
             subject = match last_words(before).as_slice() {
                 // The object of the cue itself: "Deprecation of the ``x`` rcParam."
                 _ if object_of(before, cue) => true,
+                // Listed with the subject: "…, along with the ``axes.hold`` rcParam".
+                _ if listed_with(before) => true,
                 [.., w] if LISTING.contains(&w.as_str()) => subject,
                 [.., w] if QUALIFYING.contains(&w.as_str()) => false,
                 [.., w, article]
@@ -742,7 +695,21 @@ impl LifecycleRules {
             for namings in met {
                 let first = |stance: Stance| earlier::first(&namings, |n| n.stance == stance);
                 let announced = first(Stance::Announces);
-                let (kind, to, why) = match (later.stance, announced, first(Stance::Names)) {
+                // What a later change supersedes: a statement that only named it, or one that
+                // cancelled an earlier change of it (it is changed after all).
+                let named = first(Stance::Names).or_else(|| first(Stance::Cancels));
+                let (kind, to, why) = match (later.stance, announced, named) {
+                    // A cancelled change: the announcement no longer holds.
+                    (Stance::Cancels, Some(announced), _) => (
+                        LinkKind::Supersedes,
+                        announced,
+                        format!(
+                            "`{key}`: announced (\"{}\"), later cancelled (\"{}\")",
+                            announced.cue, later.cue
+                        ),
+                    ),
+                    // Nothing announced: nothing to cancel.
+                    (Stance::Cancels, None, _) => continue,
                     (Stance::CarriesOut, Some(announced), _) => (
                         LinkKind::Implements,
                         announced,
@@ -789,6 +756,8 @@ where
                 .filter(|_| reading.headings)
                 .map(|heading| reading.said(heading))
                 .filter(|said| said.named.iter().any(|(_, s, _)| *s != Stance::Names));
+            let said = reading.said_under(&m.text, &m.outline);
+            let entry = reading.entry_paths(&m.text, &said);
             let read = Read {
                 start: m.span.0,
                 end: m.span.1,
@@ -796,22 +765,44 @@ where
                 memory_id: m.id.clone(),
                 t_valid: m.t_valid,
                 recorded_at: m.recorded_at,
-                said: reading.said_under(&m.text, &m.outline),
+                said,
                 heading,
+                lead_in: reading.lead_in(&m.text),
+                entry,
             };
             (!read.said.named.is_empty()
                 || read.said.continuing.is_some()
-                || read.heading.is_some())
+                || read.heading.is_some()
+                || read.lead_in.is_some())
             .then(|| ((m.tenant.clone(), m.source_id.clone()), read))
         })
         // A statement continuing the one right before it, in its section, speaks of that one's
-        // first identifier.
+        // first identifier; the entries listed right after a lead-in say what it says.
         .reduce(move |(_, source), input, out| {
             let mut before: Option<&Read> = None;
             // The section whose retiring heading was last given to its first statement.
             let mut headed: Option<&Option<String>> = None;
+            // What the lead-in of the list being read says.
+            let mut leading: Option<&(Stance, String)> = None;
             for (read, _) in input {
                 let mut named = read.said.named.clone();
+                let follows = before.is_some_and(|previous| {
+                    previous.section == read.section
+                        && read.start.saturating_sub(previous.end) <= continuing_within
+                });
+                leading = match (&read.lead_in, leading) {
+                    (Some(lead), _) => Some(lead),
+                    (None, Some(lead)) if follows && !read.entry.is_empty() => {
+                        named = as_entry(
+                            named,
+                            &read.entry,
+                            lead.0,
+                            &format!("listed after \"{}\"", lead.1),
+                        );
+                        Some(lead)
+                    }
+                    _ => None,
+                };
                 if let Some(heading) = &read.heading
                     && headed != Some(&read.section)
                 {

@@ -116,6 +116,9 @@ impl Classifier {
     /// assert_eq!(type_of("Copyright 2026 Northwind Labs. All rights reserved."), None);
     /// assert_eq!(type_of("This file is licensed under the Apache License, Version 2.0."), None);
     /// assert!(type_of("We will put the survey data in the public domain after the launch.").is_some());
+    /// // An entry of a document's list that names an identifier is a statement, however short.
+    /// assert!(under("``axes.hold``").is_some());
+    /// assert!(classifier.classify("`ok`", None, SourceKind::Chat).is_none());
     /// ```
     pub fn classify(&self, text: &str, section: Option<&str>, kind: SourceKind) -> Option<Typing> {
         self.classify_scored(text, section, kind)
@@ -140,7 +143,7 @@ impl Classifier {
                 best = Some((*score, i));
             }
         }
-        if strong_total == 0 && self.is_noise(text) {
+        if strong_total == 0 && self.is_noise(text) && !is_named_entry(text, section, kind) {
             return None;
         }
         let (score, memory_type, temporal_type) = match best {
@@ -287,6 +290,20 @@ impl Classifier {
         };
         (authority * strength * 1000.0).round().clamp(0.0, 1000.0) as u16
     }
+}
+
+/// An identifier in a code span, opening a unit (after a role: ``:rc:`axes.hold` ``); not a
+/// link (`` `OrderedDict patch <https://…>`_ ``).
+static OPENING_CODE_SPAN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"^\s*(?::[\w:]+:)?`{1,2}[^`\s<>]+`{1,2}(?:[^_`]|$)")
+        .expect("the opening code span pattern compiles")
+});
+
+/// Whether a short unit is an entry of a document's list of identifiers (release notes' "-
+/// ``axes.hold``" under "Removed"): it opens with a code span and sits under a heading, so it says
+/// something of what it names even in one word.
+pub(crate) fn is_named_entry(text: &str, section: Option<&str>, kind: SourceKind) -> bool {
+    kind == SourceKind::Document && section.is_some() && OPENING_CODE_SPAN.is_match(text)
 }
 
 /// A unit's words, lower-cased and single-spaced, without punctuation (`+` and `'` kept).

@@ -15,7 +15,7 @@ use epigraph_schemas::{Party, SourceKind};
 use super::aliases::{AliasLink, AliasReader};
 use super::choice::ChoiceReader;
 use super::claims::{ClaimReader, title_subject};
-use super::classify::{Classifier, Typing};
+use super::classify::{self, Classifier, Typing};
 use super::doclinks::{self, DocLink};
 use super::headers::header_parties;
 use super::mentions::{
@@ -238,7 +238,14 @@ impl Extractor {
             rule_scores,
             rule_type: typing.memory_type,
         };
-        let memory_type = typer.predict(&input).0?;
+        // An entry naming an identifier stays a statement (the typer learned from prose).
+        let memory_type = match typer.predict(&input).0 {
+            Some(memory_type) => memory_type,
+            None if classify::is_named_entry(&unit.text, unit.section.as_deref(), kind) => {
+                typing.memory_type
+            }
+            None => return None,
+        };
         if memory_type == typing.memory_type {
             return Some(typing);
         }

@@ -202,6 +202,11 @@ pub struct LifecycleSpec {
     /// Cues of a statement carrying a change out ("is removed", "is now required", "has been
     /// renamed").
     pub carries_out: Vec<String>,
+    /// Cues of a statement cancelling an announced change ("is undeprecated", "the deprecation
+    /// is reverted"): it supersedes the earlier announcement of what it names. It wins over
+    /// both other stances ("is no longer deprecated").
+    #[serde(default)]
+    pub cancels: Vec<String>,
     /// Cues after which an identifier is the replacement, not what is retired ("in favor of",
     /// "replaced by").
     pub replacement: Vec<String>,
@@ -244,6 +249,9 @@ pub struct SectionStances {
     pub announces: Vec<String>,
     /// Words of a heading carrying them out ("Removals", "Expired deprecations").
     pub carries_out: Vec<String>,
+    /// Words of a heading cancelling announced changes ("Undeprecations").
+    #[serde(default)]
+    pub cancels: Vec<String>,
     /// Words at most, besides code spans and parenthesised asides, of an entry.
     pub entry_words: usize,
 }

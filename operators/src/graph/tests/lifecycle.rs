@@ -230,3 +230,85 @@ fn bare_entries_say_what_the_headings_above_them_say() {
         "deleting the notes retracts what they drew"
     );
 }
+
+const PICKER_DEPRECATED: &str = "Setting a Line2D's pickradius via ``set_picker`` is deprecated; use ``set_pickradius`` instead.";
+const PICKER_UNDEPRECATED: &str = "Setting a Line2D's pickradius via ``set_picker`` is undeprecated\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n\nThis cancels the deprecation introduced in Matplotlib 3.3.0.\n";
+const PICKER_CANCELLED: &str = "This cancels the deprecation introduced in Matplotlib 3.3.0.";
+const HOLD_DEPRECATED: &str = "The 'hold' keyword argument and all functions and methods related to it are deprecated, along with the ``axes.hold`` rcParams entry.";
+const HOLD_LISTED_REMOVED: &str = "Removed\n~~~~~~~\nThe following deprecated rcParams have been removed:\n\n- ``text.dvipnghack``\n- ``axes.hold``\n";
+
+#[test]
+fn an_undeprecation_supersedes_the_deprecation_and_a_listed_removal_implements_one() {
+    let result = rounds(vec![
+        (
+            vec![
+                notes("3.3", 400, PICKER_DEPRECATED),
+                notes("3.4", 600, PICKER_UNDEPRECATED),
+            ],
+            vec![],
+        ),
+        (
+            vec![
+                notes("2.0", 100, HOLD_DEPRECATED),
+                notes("3.1", 800, HOLD_LISTED_REMOVED),
+            ],
+            vec![],
+        ),
+        (vec![(notes("3.4", 600, PICKER_UNDEPRECATED).0, -1)], vec![]),
+    ]);
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        edges(&result[0]),
+        [(s("SUPERSEDES"), s(PICKER_CANCELLED), s(PICKER_DEPRECATED))],
+        "the heading's undeprecation speaks through its first statement and supersedes the \
+         deprecation it cancels (which nothing implements)"
+    );
+    assert_eq!(
+        edges(&result[1]),
+        [
+            (s("IMPLEMENTS"), s("``axes.hold``"), s(HOLD_DEPRECATED)),
+            (s("SUPERSEDES"), s(PICKER_CANCELLED), s(PICKER_DEPRECATED)),
+        ],
+        "an identifier listed \"along with\" the subject is deprecated too, and the one-word \
+         entry under \"Removed\" is a statement that carries its removal out"
+    );
+    assert_eq!(
+        edges(&result[2]),
+        [(s("IMPLEMENTS"), s("``axes.hold``"), s(HOLD_DEPRECATED))],
+        "deleting the undeprecation retracts its edge"
+    );
+}
+
+const LEAD_IN_REMOVED: &str = "Backwards Incompatible Changes\n==============================\n\nSeveral methods that have been marked as deprecated for many releases\nhave been removed in this release:\n\n* ``Image.tostring()``\n* ``Image.fromstring()``\n";
+const REMOVED_AGAIN: &str =
+    "``Image.fromstring()`` has been removed, call ``Image.frombytes()`` instead.";
+
+#[test]
+fn entries_listed_after_a_lead_in_say_what_it_says() {
+    let result = rounds(vec![(
+        vec![
+            notes("2.0", 100, DESCRIBED_FROMSTRING),
+            notes("3.0", 400, LEAD_IN_REMOVED),
+            notes("8.0", 900, REMOVED_AGAIN),
+        ],
+        vec![],
+    )]);
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        edges(&result[0]),
+        [
+            (
+                s("SUPERSEDES"),
+                s("``Image.fromstring()``"),
+                s(DESCRIBED_FROMSTRING)
+            ),
+            (s("SUPERSEDES"), s(REMOVED_AGAIN), s(DESCRIBED_FROMSTRING)),
+        ],
+        "the entry after \"… have been removed in this release:\" carries the removal out: it \
+         supersedes what named the method before, and a later removal of it is a restatement, \
+         not a supersession of the entry"
+    );
+}
+
+const DESCRIBED_FROMSTRING: &str =
+    "Use ``Image.fromstring()`` to read raw pixel data from a string.";
