@@ -2,10 +2,13 @@
 //! the heading of the section it sits under.
 //!
 //! Understands Markdown (`#` headings, fenced code, `-`/`*`/`1.` lists), reStructuredText
-//! (underlined headings, `::` literal blocks, directives), RFC 822-style header blocks at the top
+//! (underlined headings, `::` literal blocks, directives, simple tables: a unit per row, its
+//! outline ending with the header row), RFC 822-style header blocks at the top
 //! (PEPs, ADRs: `Status: Accepted`) and plain prose.
 
 pub use crate::model::UnitForm;
+
+mod tables;
 
 /// A unit of text.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -276,6 +279,24 @@ pub fn units(body: &str) -> Vec<Unit> {
                 });
             }
             i += 1;
+            continue;
+        }
+        if let Some(table) = tables::simple_table(&lines, i) {
+            // Each row its own unit, under the table's header row ("Removed  Use instead").
+            flush(&mut block, body, &section, &mut out);
+            let mut outline = section.headings();
+            outline.extend(table.header.clone());
+            for (start, end) in table.rows {
+                out.push(Unit {
+                    start,
+                    end,
+                    text: collapse(&body[start..end]),
+                    section: section.section(),
+                    outline: outline.clone(),
+                    form: UnitForm::ListItem,
+                });
+            }
+            i = table.end;
             continue;
         }
         if trimmed.starts_with(".. ") || is_table_line(trimmed) {

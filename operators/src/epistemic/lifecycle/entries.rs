@@ -22,6 +22,16 @@ pub(super) struct Sections {
 static ASIDE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\([^()]*\)").expect("the aside pattern compiles"));
 
+/// What a bare entry lists in: all of it, or a table row's first cell (up to the first two code
+/// spans with only spaces between them).
+fn first_cell(text: &str) -> &str {
+    let spans: Vec<_> = CODE_SPAN.find_iter(text).collect();
+    spans
+        .windows(2)
+        .find(|pair| text[pair[0].end()..pair[1].start()].trim().is_empty())
+        .map_or(text, |pair| &text[..pair[0].end()])
+}
+
 /// `named` with what is said of an entry's listed identifiers (`entry`) said of them, the rest
 /// only named.
 pub(super) fn as_entry(
@@ -76,29 +86,21 @@ impl LifecycleRules {
     }
 
     /// Whether a statement is a bare entry of a list of identifiers: at most `entry_words`
-    /// words besides its code spans and parenthesised asides (never without sections).
+    /// words besides its code spans and parenthesised asides (never without sections). A
+    /// table's row is one too (two code spans side by side: what, then what to use instead).
     ///
     /// ```
     /// let rules = epigraph_operators::epistemic::Rules::bundled();
     /// let lifecycle = rules.lifecycle().unwrap();
     /// assert!(lifecycle.is_entry("``legend.Legend.draggable`` (use `.legend.Legend.set_draggable()` instead)"));
     /// assert!(lifecycle.is_entry("``Legend.draggable()``, in favor of `.Legend.set_draggable()`"));
-    /// // A table's row: what to use instead of what.
-    /// assert!(!lifecycle.is_entry("``numpy.float`` ``float`` `numpy.float64`, `numpy.double` (equivalent)"));
+    /// assert!(lifecycle.is_entry("``Image.ANTIALIAS`` ``Image.LANCZOS`` or ``Image.Resampling.LANCZOS``"));
     /// assert!(!lifecycle.is_entry("Due to technical issues, ``cbook.mplDeprecation`` did not raise deprecation warnings on use."));
     /// ```
     pub fn is_entry(&self, text: &str) -> bool {
         let Some(sections) = &self.sections else {
             return false;
         };
-        // Two code spans side by side, only spaces between: a table's row, not an entry.
-        let spans: Vec<_> = CODE_SPAN.find_iter(text).collect();
-        if spans
-            .windows(2)
-            .any(|pair| text[pair[0].end()..pair[1].start()].trim().is_empty())
-        {
-            return false;
-        }
         let bare = CODE_SPAN.replace_all(text, " ");
         let bare = ASIDE.replace_all(&bare, " ");
         bare.split_whitespace()
@@ -158,6 +160,9 @@ impl LifecycleRules {
     /// assert_eq!(entry("``Image.fromstring()``"), ["Image.fromstring"]);
     /// assert!(entry("``Image.fromstring()`` has been removed.").is_empty());
     /// assert!(entry("Use ``ImageFile.raise_oserror`` instead.").is_empty());
+    /// // A table's row lists what its first cell names; the other cells say what to use instead.
+    /// assert_eq!(entry("``Image.ANTIALIAS`` ``Image.LANCZOS`` or ``Image.Resampling.LANCZOS``"), ["Image.ANTIALIAS"]);
+    /// assert_eq!(entry("``numpy.float`` ``float`` `numpy.float64`, `numpy.double` (equivalent)"), ["numpy.float"]);
     /// ```
     pub fn entry_paths(&self, text: &str, said: &Said) -> Vec<String> {
         if said.continuing.is_some()
@@ -169,7 +174,9 @@ impl LifecycleRules {
         {
             return Vec::new();
         }
-        let outside = ASIDE.replace_all(text, |aside: &regex::Captures| " ".repeat(aside[0].len()));
+        let outside = ASIDE.replace_all(first_cell(text), |aside: &regex::Captures| {
+            " ".repeat(aside[0].len())
+        });
         // Those a stance would fall on: subjects, not qualifiers or replacements.
         self.named_as(&outside, Stance::Announces, "listed")
             .into_iter()

@@ -312,3 +312,32 @@ fn entries_listed_after_a_lead_in_say_what_it_says() {
 
 const DESCRIBED_FROMSTRING: &str =
     "Use ``Image.fromstring()`` to read raw pixel data from a string.";
+
+const TABLE_DEPRECATED: &str = "Constants\n^^^^^^^^^\n\n=====================  ============================\nDeprecated             Use instead\n=====================  ============================\n``Image.LINEAR``       ``Image.Resampling.BILINEAR``\n``Image.ANTIALIAS``    ``Image.Resampling.LANCZOS``\n=====================  ============================\n";
+const TABLE_REMOVED: &str = "Constants\n^^^^^^^^^\n\nA number of constants have been removed.\n\n=====================  ============================\nRemoved                Use instead\n=====================  ============================\n``Image.ANTIALIAS``    ``Image.LANCZOS`` or ``Image.Resampling.LANCZOS``\n=====================  ============================\n";
+const ANTIALIAS_NAMED: &str = "The ``ANTIALIAS`` constant is left for backward compatibility.";
+
+#[test]
+fn a_tables_rows_say_what_its_header_says_of_their_first_cell() {
+    let result = rounds(vec![(
+        vec![
+            notes("2.7", 100, ANTIALIAS_NAMED),
+            notes("9.1", 400, TABLE_DEPRECATED),
+            notes("10.0", 900, TABLE_REMOVED),
+        ],
+        vec![],
+    )]);
+    let s = |x: &str| x.to_string();
+    let deprecated = "``Image.ANTIALIAS`` ``Image.Resampling.LANCZOS``";
+    let removed = "``Image.ANTIALIAS`` ``Image.LANCZOS`` or ``Image.Resampling.LANCZOS``";
+    assert_eq!(
+        edges(&result[0]),
+        [
+            (s("IMPLEMENTS"), s(removed), s(deprecated)),
+            (s("SUPERSEDES"), s(removed), s(ANTIALIAS_NAMED)),
+            (s("SUPERSEDES"), s(deprecated), s(ANTIALIAS_NAMED)),
+        ],
+        "a row under \"Deprecated | Use instead\" announces its first cell, one under \"Removed | \
+         Use instead\" carries it out; what to use instead is only named"
+    );
+}
