@@ -211,12 +211,11 @@ const LISTED_WITH: [&str; 5] = [
     "as well as",
 ];
 
-/// Whether the text before an identifier ends with a phrase of [`LISTED_WITH`] (and an
-/// article).
-fn listed_with(before: &str) -> bool {
+/// The text before an identifier, lower-cased, without a trailing article ("… of the").
+fn before_article(before: &str) -> String {
     let lower = before.to_lowercase();
     let lower = lower.trim_end();
-    let lower = ARTICLES
+    ARTICLES
         .iter()
         .find_map(|article| {
             lower
@@ -224,7 +223,14 @@ fn listed_with(before: &str) -> bool {
                 .filter(|rest| rest.ends_with(' '))
                 .map(str::trim_end)
         })
-        .unwrap_or(lower);
+        .unwrap_or(lower)
+        .to_string()
+}
+
+/// Whether the text before an identifier ends with a phrase of [`LISTED_WITH`] (and an
+/// article).
+fn listed_with(before: &str) -> bool {
+    let lower = before_article(before);
     LISTED_WITH.iter().any(|phrase| {
         lower
             .strip_suffix(phrase)
@@ -239,17 +245,7 @@ fn object_of(before: &str, cue: &str) -> bool {
     if cue.is_empty() {
         return false;
     }
-    let lower = before.to_lowercase();
-    let lower = lower.trim_end();
-    let lower = ARTICLES
-        .iter()
-        .find_map(|article| {
-            lower
-                .strip_suffix(article)
-                .filter(|rest| rest.ends_with(' '))
-                .map(str::trim_end)
-        })
-        .unwrap_or(lower);
+    let lower = before_article(before);
     lower.ends_with(cue)
 }
 
