@@ -23,7 +23,11 @@
 //! - an earlier statement that announced a change is **implemented** by one that carries a
 //!   change out: `IMPLEMENTS` (the announcement is not superseded: it came true), and that source
 //!   gets no `SUPERSEDES` from it;
-//! - two announcements, or two statements carrying changes out, draw nothing (a restatement);
+//! - two announcements draw nothing (a restatement);
+//! - a statement carrying a change out again, against an earlier source that only carried it
+//!   out (no announcement, no mere naming there), **supersedes** that statement: the change was
+//!   undone in between ("``PILLOW_VERSION`` has been removed" in 7.0, re-added in 7.1, removed
+//!   again in 9.0), so the earlier one no longer says how things stand;
 //! - a statement that **cancels** an announced change (`cancels`: "is undeprecated", "the
 //!   deprecation is reverted") supersedes the announcement.
 //!
@@ -674,6 +678,14 @@ impl LifecycleRules {
     ///     (LinkKind::Implements, "removed", "deprecated"),
     ///     (LinkKind::Supersedes, "removed", "described"),
     /// ]);
+    /// // Removed, put back (said elsewhere), removed again: the first removal no longer holds.
+    /// let namings = [
+    ///     naming("removed", 1, Stance::CarriesOut, "has been removed"),
+    ///     naming("again", 3, Stance::CarriesOut, "has been removed"),
+    /// ];
+    /// let links = lifecycle.links("t", "syncdb", &namings);
+    /// assert_eq!((links[0].kind, links[0].from.as_str(), links[0].to.as_str()),
+    ///     (LinkKind::Supersedes, "again", "removed"));
     /// ```
     pub fn links(&self, tenant: &str, key: &str, namings: &[Naming]) -> Vec<Link> {
         let mut out = Vec::new();
@@ -719,6 +731,20 @@ impl LifecycleRules {
                         named,
                         format!("`{key}`: named here, later \"{}\"", later.cue),
                     ),
+                    // Carried out again: the earlier change was undone in between ("removed"
+                    // in 7.0, "re-added but deprecated" in 7.1, "removed" in 9.0), so the
+                    // earlier statement no longer says how things stand.
+                    (Stance::CarriesOut, None, None) => match first(Stance::CarriesOut) {
+                        Some(done) => (
+                            LinkKind::Supersedes,
+                            done,
+                            format!(
+                                "`{key}`: carried out (\"{}\"), later carried out again (\"{}\")",
+                                done.cue, later.cue
+                            ),
+                        ),
+                        None => continue,
+                    },
                     _ => continue,
                 };
                 out.push(earlier::link(kind, tenant, later, to, why));
