@@ -72,6 +72,9 @@ pub struct Document {
     pub best_chunk: Option<usize>,
     /// Documents that had replaced it at the query's instant.
     pub replaced_by: Vec<String>,
+    /// Those of them that replaced one of its statements on an identifier the query names: the
+    /// question is about that identifier, so they are lifted to its score before the cap.
+    pub successors_on_subject: Vec<String>,
     /// When it was written (for the newest-first order of the cap).
     pub occurred_at: Option<i64>,
     /// The fused score.
@@ -101,6 +104,7 @@ impl Document {
             members: Vec::new(),
             best_chunk: None,
             replaced_by: Vec::new(),
+            successors_on_subject: Vec::new(),
             occurred_at: None,
             score: 0.0,
             contributions: [0.0; 4],
@@ -168,12 +172,15 @@ pub fn chunk_relevance(scores: &[(Option<f32>, Option<f32>)]) -> Vec<f64> {
 }
 
 /// The documents of the candidates: memory objects (`ranked`, best first) and chunks, with
-/// their raw signals, φ and the documents that replaced them at `at`.
+/// their raw signals, φ and the documents that replaced them at `at`: a later document that
+/// replaced the document itself, or its best statement, or any of its statements on one of the
+/// query's `subjects` (the identifiers it names, [`crate::subjects::named`]).
 pub fn documents(
     ranked: &[Ranked],
     chunks: &[ChunkHit],
     at: Option<i64>,
     modulate: bool,
+    subjects: &[String],
 ) -> Vec<Document> {
     let mut docs: Vec<Document> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -217,6 +224,9 @@ pub fn documents(
         }
         doc.members.push(i);
     }
+    if !subjects.is_empty() {
+        on_subjects_replaced(&mut docs, ranked, &source_of, at, subjects);
+    }
     for doc in &mut docs {
         let mut scores: Vec<f64> = doc.members.iter().map(|i| ranked[*i].score).collect();
         scores.sort_by(|a, b| b.total_cmp(a));
@@ -246,6 +256,59 @@ pub fn documents(
         docs[d].document = scores.iter().take(3).sum();
     }
     docs
+}
+
+/// The documents that replaced a statement of each document on one of `subjects` (superseded
+/// it, or carried out what it announced), added to its `replaced_by` when they are later than
+/// it: "Is `Image.ANTIALIAS` still there?" puts the release that removed it above the one whose
+/// list of filters named it, whatever else the older one says about it.
+fn on_subjects_replaced(
+    docs: &mut [Document],
+    ranked: &[Ranked],
+    source_of: &HashMap<&str, &str>,
+    at: Option<i64>,
+    subjects: &[String],
+) {
+    let written: HashMap<String, Option<i64>> = docs
+        .iter()
+        .map(|d| (d.source_id.clone(), d.occurred_at))
+        .collect();
+    for doc in docs.iter_mut() {
+        let mut by: Vec<String> = Vec::new();
+        for i in &doc.members {
+            let card = &ranked[*i].card;
+            if !subjects
+                .iter()
+                .any(|s| crate::subjects::mentions(&card.text, s))
+            {
+                continue;
+            }
+            let view = AsOf { card, at };
+            let superseded = if view.standing() == Standing::Superseded {
+                view.superseded_by()
+            } else {
+                Vec::new()
+            };
+            for e in superseded.into_iter().chain(view.implemented_by()) {
+                let Some(source) = source_of.get(e.id.as_str()) else {
+                    continue;
+                };
+                let later = match (written.get(*source).copied().flatten(), doc.occurred_at) {
+                    (Some(theirs), Some(ours)) => theirs > ours,
+                    _ => true,
+                };
+                if *source != doc.source_id && later && !by.iter().any(|b| b == source) {
+                    by.push(source.to_string());
+                }
+            }
+        }
+        for source in by {
+            if !doc.replaced_by.contains(&source) {
+                doc.replaced_by.push(source.clone());
+            }
+            doc.successors_on_subject.push(source);
+        }
+    }
 }
 
 /// Rank (from 1) of each document by a signal (`None` where it is 0), ties by source id.
@@ -431,7 +494,11 @@ fn sort(docs: &mut [Document]) {
 
 /// Nothing above what replaced it: a document that a later one (among the candidates)
 /// replaced scores at most `factor` times that one's score, newest first so that a chain keeps
-/// its order; then sorted again.
+/// its order; then sorted again. A successor on the query's subject
+/// ([`Document::successors_on_subject`]) is first lifted to the score of the document it
+/// replaced: asked whether `PILLOW_VERSION` still exists, the release that removed it again
+/// takes the place of the one that had deprecated it, instead of both sinking below documents
+/// that do not speak of it.
 ///
 /// ```
 /// use epigraph_query::fuse::{Document, below_replacing_documents};
@@ -452,6 +519,17 @@ pub fn below_replacing_documents(docs: &mut [Document], factor: f64) {
         .enumerate()
         .map(|(i, d)| (d.source_id.clone(), i))
         .collect();
+    let lifts: Vec<(usize, f64)> = docs
+        .iter()
+        .flat_map(|d| {
+            d.successors_on_subject
+                .iter()
+                .filter_map(|id| index.get(id).map(|j| (*j, d.score)))
+        })
+        .collect();
+    for (j, score) in lifts {
+        docs[j].score = docs[j].score.max(score);
+    }
     let mut order: Vec<usize> = (0..docs.len()).collect();
     order.sort_by_key(|i| std::cmp::Reverse(docs[*i].occurred_at.unwrap_or(i64::MIN)));
     for i in order {
@@ -610,5 +688,115 @@ mod tests {
         let mut before = doc("matplotlib-3.3", 0.0, 1.0, 0.0);
         reached_state(&mut before, &card, 1.0, Some(1), source_of);
         assert!(before.replaced_by.is_empty());
+    }
+
+    #[test]
+    fn a_document_whose_statement_on_the_queried_identifier_was_superseded_ranks_below_it() {
+        use crate::graph::EdgeRef;
+        use crate::rank::Phi;
+        use epigraph_sinks::lance::SearchHit;
+        let ranked = |id: &str, source: &str, at: i64, text: &str, score: f64| Ranked {
+            hit: SearchHit {
+                id: id.into(),
+                source_id: source.into(),
+                memory_type: "NARRATIVE".into(),
+                title: None,
+                text: text.into(),
+                score: 0.0,
+                bm25: None,
+                cosine: None,
+                text_rank: None,
+                vector_rank: None,
+            },
+            card: MemoryCard {
+                id: id.into(),
+                source_id: source.into(),
+                text: text.into(),
+                standing: Standing::Current,
+                occurred_at: Some(at),
+                ..Default::default()
+            },
+            relevance: score,
+            phi: Phi {
+                phi: 1.0,
+                priority: 1.0,
+                standing: 1.0,
+                edges: 1.0,
+                recency: 1.0,
+                k: 0.5,
+            },
+            score,
+        };
+        // 2.7 explains ANTIALIAS at length (its best statement stands: history), and lists it
+        // among the filters; 10.0's table row removes it, superseding the list.
+        let mut list = ranked(
+            "list",
+            "pillow-2.7",
+            1,
+            "Possible values are: ``NEAREST``, ``BICUBIC`` and ``ANTIALIAS``.",
+            0.5,
+        );
+        list.card.standing = Standing::Superseded;
+        list.card.superseded_by = vec![EdgeRef {
+            id: "row".into(),
+            ..Default::default()
+        }];
+        let mut candidates = vec![
+            ranked(
+                "history",
+                "pillow-2.7",
+                1,
+                "In Pillow 2.5 the default filter was changed to ``ANTIALIAS``.",
+                0.9,
+            ),
+            ranked(
+                "row",
+                "pillow-10.0",
+                3,
+                "``Image.ANTIALIAS`` ``Image.LANCZOS``",
+                0.6,
+            ),
+            list,
+            ranked(
+                "other",
+                "pillow-8.1",
+                2,
+                "Pillow can now read images in QOI format.",
+                0.8,
+            ),
+        ];
+        let subjects = crate::subjects::named("Is Image.ANTIALIAS still there?");
+        let docs = documents(&candidates, &[], None, true, &subjects);
+        assert_eq!(docs[0].source_id, "pillow-2.7");
+        assert_eq!(docs[0].replaced_by, ["pillow-10.0"]);
+        assert_eq!(docs[0].successors_on_subject, ["pillow-10.0"]);
+        let mut ranking = docs.clone();
+        for d in &mut ranking {
+            d.score = d.memory;
+        }
+        below_replacing_documents(&mut ranking, 0.98);
+        // 10.0 takes 2.7's place (lifted to its score), above a document that does not speak
+        // of ANTIALIAS, and 2.7 goes right below it.
+        assert_eq!(ids(&ranking), ["pillow-10.0", "pillow-2.7", "pillow-8.1"]);
+        assert_eq!(ranking[1].capped_below.as_deref(), Some("pillow-10.0"));
+        // A query that names no identifier, or another one, reads only the best statement.
+        assert!(
+            documents(&candidates, &[], None, true, &[])[0]
+                .replaced_by
+                .is_empty()
+        );
+        let other = crate::subjects::named("Is Image.BILINEAR still there?");
+        assert!(
+            documents(&candidates, &[], None, true, &other)[0]
+                .replaced_by
+                .is_empty()
+        );
+        // Nor does an older document that superseded it count.
+        candidates[1].card.occurred_at = Some(0);
+        assert!(
+            documents(&candidates, &[], None, true, &subjects)[0]
+                .replaced_by
+                .is_empty()
+        );
     }
 }

@@ -17,6 +17,8 @@
 //! - [`reads`]: nodes, neighbourhoods, entities, contradictions, open questions, priorities,
 //!   timelines and traversals.
 //! - [`plans`]: plans past their date (`GET /v1/plans/overdue`).
+//! - [`subjects`]: the code identifiers a query names, which document ranking reads
+//!   statements on.
 //! - [`graph`]: the Cypher reads behind all of them ([`graph::GraphReader`]) and their cards.
 //! - [`error`]: [`QueryError`], which says whose fault a failure is.
 
@@ -32,6 +34,7 @@ pub mod reads;
 pub mod retrieve;
 pub mod search;
 pub mod service;
+pub mod subjects;
 
 pub use error::{InstantError, QueryError};
 pub use service::{KThen, PriorityHistoryRead, QueryConfig, QueryService, UsageSink, snippet};

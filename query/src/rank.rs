@@ -210,6 +210,10 @@ impl Intent {
     /// assert!(Intent::of("In which Django version did the ORM gain aggregate()?").origin);
     /// assert!(Intent::of("From which NumPy version can I use the @ operator?").origin);
     /// assert!(!Intent::of("When is the Vesper launch now?").origin);
+    /// // "Old" is history unless the question asks about now.
+    /// assert!(Intent::of("what did the old pricing page say?").history);
+    /// let old_code = Intent::of("Some old code of ours reads PIL.PILLOW_VERSION. Does that attribute still exist?");
+    /// assert!(old_code.current && !old_code.history);
     /// assert!(!Intent::of("When building NumPy, can I still pick the BLAS library?").origin);
     /// // "Newest" asks about now; "the last to" about a state that ended.
     /// assert!(Intent::of("Which Python versions does the newest NumPy release support?").current);
@@ -259,6 +263,18 @@ impl Intent {
                     || phrase("decide against")
                     || phrase("decided against")
                     || phrase("turned down")));
+        // Words that ask about now.
+        let present = has(&[
+            "now",
+            "current",
+            "currently",
+            "latest",
+            "newest",
+            "today",
+            "still",
+            "anymore",
+            "nowadays",
+        ]);
         // When something began: "first", "introduced", "when did/were …", "in/from/since
         // which version …".
         let origin = has(&[
@@ -284,25 +300,28 @@ impl Intent {
             .iter()
             .any(|p| phrase(p))
                 && has(&["version", "versions", "release", "releases"])
-                && !has(&["now", "current", "currently", "latest", "still", "newest"]));
+                && !present);
         let intent = Intent {
             fate,
             origin,
-            history: has(&[
-                "previous",
-                "previously",
-                "original",
-                "originally",
-                "earlier",
-                "history",
-                "superseded",
-                "former",
-                "formerly",
-                "old",
-                "before",
-                "changed",
-                "evolution",
-            ]) || phrase("used to")
+            // "Old" describes what is asked about ("our old code", "old-style middleware"),
+            // and asks about the past only when nothing in the question asks about now.
+            history: (has(&["old"]) && !present)
+                || has(&[
+                    "previous",
+                    "previously",
+                    "original",
+                    "originally",
+                    "earlier",
+                    "history",
+                    "superseded",
+                    "former",
+                    "formerly",
+                    "before",
+                    "changed",
+                    "evolution",
+                ])
+                || phrase("used to")
                 || phrase("the last to")
                 || origin,
             conflict: has(&[

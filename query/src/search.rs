@@ -453,7 +453,12 @@ pub fn fused_source_results(
     rank: &RankConfig,
     explain: bool,
 ) -> Vec<SourceResult> {
-    let mut docs = fuse::documents(ranked, chunks, query.as_of, query.modulate);
+    let subjects = if query.modulate {
+        crate::subjects::named(&query.text)
+    } else {
+        Vec::new()
+    };
+    let mut docs = fuse::documents(ranked, chunks, query.as_of, query.modulate, &subjects);
     if let Some(walk) = walk {
         fuse::add_walk(&mut docs, &walk.hood, &walk.mass);
         let source_of = |id: &str| {
