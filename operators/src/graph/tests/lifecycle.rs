@@ -303,10 +303,11 @@ fn entries_listed_after_a_lead_in_say_what_it_says() {
                 s(DESCRIBED_FROMSTRING)
             ),
             (s("SUPERSEDES"), s(REMOVED_AGAIN), s(DESCRIBED_FROMSTRING)),
+            (s("SUPERSEDES"), s(REMOVED_AGAIN), s("``Image.fromstring()``")),
         ],
         "the entry after \"… have been removed in this release:\" carries the removal out: it \
-         supersedes what named the method before, and a later removal of it is a restatement, \
-         not a supersession of the entry"
+         supersedes what named the method before; a later removal of it supersedes the entry \
+         (carried out again: the first removal had been undone or left a stub)"
     );
 }
 
