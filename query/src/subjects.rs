@@ -9,7 +9,8 @@
 //! below that one for a question about the present ([`crate::fuse::documents`]).
 
 /// The identifiers `query` names, each by its key: the last dotted part, lower-cased, without
-/// call parentheses, at least three characters long. A word counts when it is written as code: in backticks, with a dot between
+/// call parentheses, at least three characters long; a function called with a keyword
+/// argument is the keyword's context, not a subject. A word counts when it is written as code: in backticks, with a dot between
 /// two identifier characters, with an underscore, or followed by `()`. Plain words, version
 /// numbers and sentence ends are not identifiers.
 ///
@@ -21,13 +22,14 @@
 /// assert_eq!(named("Is `hold` still an option?"), ["hold"]);
 /// assert_eq!(
 ///     named("We call ax.stem(..., use_line_collection=False). Is that flag still honoured?"),
-///     ["stem", "use_line_collection"]
+///     ["use_line_collection"]
 /// );
 /// assert_eq!(named("What changed in Pillow 10.0 for PNG files?"), Vec::<String>::new());
 /// assert_eq!(named("Is the seed round still at €2.2M?"), Vec::<String>::new());
 /// assert_eq!(named("Which formats, e.g. QOI, can it read?"), Vec::<String>::new());
 /// ```
 pub fn named(query: &str) -> Vec<String> {
+    let context = called_with_keywords(query);
     let mut keys: Vec<String> = Vec::new();
     let mut add = |word: &str| {
         let word = word.trim_end_matches("()");
@@ -39,7 +41,8 @@ pub fn named(query: &str) -> Vec<String> {
             .is_some_and(|c| c.is_alphabetic() || c == '_')
             && key.chars().all(|c| c.is_alphanumeric() || c == '_');
         // "e.g." and "i.e." are not code; a key of one or two letters would match too much.
-        if identifier && key.chars().count() >= 3 && !keys.contains(&key) {
+        if identifier && key.chars().count() >= 3 && !keys.contains(&key) && !context.contains(&key)
+        {
             keys.push(key);
         }
     };
@@ -72,6 +75,29 @@ pub fn named(query: &str) -> Vec<String> {
         }
     }
     keys
+}
+
+/// The keys of functions called with a keyword argument ("`ax.stem(...,
+/// use_line_collection=False)`"): the question is about the keyword, the call is its context.
+fn called_with_keywords(query: &str) -> Vec<String> {
+    let bytes = query.as_bytes();
+    query
+        .match_indices('(')
+        .filter(|(at, _)| {
+            let inside = &query[at + 1..];
+            let inside = &inside[..inside.find(')').unwrap_or(inside.len())];
+            inside.contains('=')
+        })
+        .filter_map(|(at, _)| {
+            let start = (0..at)
+                .rev()
+                .take_while(|i| is_ident(bytes[*i]) || bytes[*i] == b'.')
+                .last()?;
+            let name = &query[start..at];
+            let key = name.rsplit('.').find(|p| !p.is_empty())?;
+            Some(key.to_lowercase())
+        })
+        .collect()
 }
 
 fn is_ident(b: u8) -> bool {

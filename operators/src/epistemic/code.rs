@@ -29,6 +29,11 @@ pub static CODE_SPAN: LazyLock<Regex> = LazyLock::new(|| {
 /// assert_eq!(identifier("the display <Model.display>"), Some("Model.display"));
 /// assert_eq!(identifier("{% load url from future %}"), None);
 /// assert_eq!(identifier("PyQt6 <https://example.org/>"), None);
+/// // One keyword argument passed: the keyword.
+/// assert_eq!(identifier("stem(..., use_line_collection=False)"), Some("use_line_collection"));
+/// assert_eq!(identifier("use_line_collection=True"), Some("use_line_collection"));
+/// assert_eq!(identifier("f(a=1, b=2)"), None);
+/// assert_eq!(identifier("x == 1"), None);
 /// ```
 pub fn identifier(span: &str) -> Option<&str> {
     let span = span.trim();
@@ -40,7 +45,30 @@ pub fn identifier(span: &str) -> Option<&str> {
     let span = span
         .trim_start_matches(['~', '!', '.'])
         .trim_end_matches("()");
+    if let Some(keyword) = keyword(span) {
+        return Some(keyword);
+    }
     IDENTIFIER.is_match(span).then_some(span)
+}
+
+/// A call or a setting that passes one keyword argument names that keyword: what a release
+/// note retires when it says "``stem(..., use_line_collection=False)`` is no longer supported",
+/// or changes when it says "now defaults to ``use_line_collection=True``".
+static KEYWORD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:[A-Za-z_][A-Za-z0-9_.]*\((?:[^=()]*,\s*)?)?([A-Za-z_][A-Za-z0-9_]*)\s*=[^=,()]+\)?$",
+    )
+    .expect("the keyword pattern compiles")
+});
+
+fn keyword(span: &str) -> Option<&str> {
+    let captures = KEYWORD.captures(span)?;
+    let whole = captures.get(0)?.as_str();
+    // A call must close; a bare setting must not.
+    if whole.contains('(') != whole.ends_with(')') {
+        return None;
+    }
+    captures.get(1).map(|m| m.as_str())
 }
 
 /// An identifier written as code: a letter or `_`, then letters, digits, `_`, `.` and `-`.

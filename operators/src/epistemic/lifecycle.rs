@@ -35,6 +35,10 @@
 //! unused. *It will be removed* in Pillow 10.0.0.": it opens with "It" or "They" and names
 //! nothing itself) says what it says of that statement's first identifier.
 //!
+//! A statement that opens with an ellipsis finishes its heading's sentence ("``stem(...,
+//! use_line_collection=False)``", then "... is no longer supported."): it says what it says of
+//! the heading's identifiers ([`LifecycleRules::finishing`]).
+//!
 //! A section whose heading itself retires something (matplotlib's "``epoch2num`` and
 //! ``num2epoch`` are deprecated", underlined, then "These are unused …") says it through its
 //! first statement: that statement names what the heading names, as the heading says it.
@@ -458,6 +462,55 @@ impl LifecycleRules {
         Said { named, continuing }
     }
 
+    /// What a statement that opens with an ellipsis says of its heading's identifiers: a
+    /// heading that names the thing ("``stem(..., use_line_collection=False)``", underlined)
+    /// and a first statement that finishes the sentence ("... is no longer supported."). Only
+    /// when the statement names nothing itself and announces or carries out a change.
+    ///
+    /// ```
+    /// use epigraph_operators::epistemic::lifecycle::Stance;
+    /// let rules = epigraph_operators::epistemic::Rules::bundled();
+    /// let lifecycle = rules.lifecycle().unwrap();
+    /// let heading = "``stem(..., use_line_collection=False)``";
+    /// assert_eq!(
+    ///     lifecycle.finishing(heading, "... is no longer supported. This was a fallback."),
+    ///     [("use_line_collection".to_string(), Stance::CarriesOut, "is no longer".to_string())]
+    /// );
+    /// assert!(lifecycle.finishing(heading, "... behaves as before.").is_empty());
+    /// // Section titles lose the backticks of a heading that was one code span.
+    /// assert_eq!(
+    ///     lifecycle.finishing("stem(..., use_line_collection=False)", "... is deprecated.")[0].0,
+    ///     "use_line_collection"
+    /// );
+    /// assert!(lifecycle.finishing("Positional arguments", "... is deprecated.").is_empty());
+    /// assert!(lifecycle.finishing(heading, "It is no longer supported.").is_empty());
+    /// ```
+    pub fn finishing(&self, heading: &str, text: &str) -> Vec<(String, Stance, String)> {
+        let text = text.trim_start();
+        if !(text.starts_with("...") || text.starts_with('…')) {
+            return Vec::new();
+        }
+        let (stance, cue) = self.stance_of(text);
+        if stance == Stance::Names || !self.named_as(text, stance, &cue).is_empty() {
+            return Vec::new();
+        }
+        let named: Vec<String> = self
+            .named_as(heading, stance, &cue)
+            .into_iter()
+            .map(|(path, _, _)| path)
+            .collect();
+        // A heading that was one code span reaches here without its backticks.
+        let named = if named.is_empty() {
+            self.path(heading.trim()).into_iter().collect()
+        } else {
+            named
+        };
+        named
+            .into_iter()
+            .map(|path| (path, stance, cue.clone()))
+            .collect()
+    }
+
     /// The identifiers a text names in code spans, each by its [`key`] lower-cased, read as
     /// [`Self::path`] reads a span (values and short names are none): what the matter judge
     /// compares two statements on, so that it and this rule agree on what one identifier is.
@@ -778,7 +831,12 @@ where
                 .filter(|_| reading.headings)
                 .map(|heading| reading.said(heading))
                 .filter(|said| said.named.iter().any(|(_, s, _)| *s != Stance::Names));
-            let said = reading.said_under(&m.text, &m.outline);
+            let mut said = reading.said_under(&m.text, &m.outline);
+            if said.named.is_empty()
+                && let Some(heading) = m.section.as_deref()
+            {
+                said.named = reading.finishing(heading, &m.text);
+            }
             let entry = reading.entry_paths(&m.text, &said);
             let read = Read {
                 start: m.span.0,

@@ -303,7 +303,11 @@ fn entries_listed_after_a_lead_in_say_what_it_says() {
                 s(DESCRIBED_FROMSTRING)
             ),
             (s("SUPERSEDES"), s(REMOVED_AGAIN), s(DESCRIBED_FROMSTRING)),
-            (s("SUPERSEDES"), s(REMOVED_AGAIN), s("``Image.fromstring()``")),
+            (
+                s("SUPERSEDES"),
+                s(REMOVED_AGAIN),
+                s("``Image.fromstring()``")
+            ),
         ],
         "the entry after \"… have been removed in this release:\" carries the removal out: it \
          supersedes what named the method before; a later removal of it supersedes the entry \
@@ -340,5 +344,30 @@ fn a_tables_rows_say_what_its_header_says_of_their_first_cell() {
         ],
         "a row under \"Deprecated | Use instead\" announces its first cell, one under \"Removed | \
          Use instead\" carries it out; what to use instead is only named"
+    );
+}
+
+const STEM_DEPRECATED: &str = "Deprecations\n============\n\n``stem(..., use_line_collection=False)``\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n\n... is deprecated with no replacement. This was a compatibility fallback to a\nformer more inefficient representation of the stem lines.\n";
+const STEM_REMOVED: &str = "Removals\n========\n\n``stem(..., use_line_collection=False)``\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n\n... is no longer supported. This was a compatibility fallback to a\nformer more inefficient representation of the stem lines.\n";
+
+#[test]
+fn a_statement_opening_with_an_ellipsis_finishes_its_headings_sentence() {
+    let result = rounds(vec![(
+        vec![
+            notes("3.6", 400, STEM_DEPRECATED),
+            notes("3.8", 900, STEM_REMOVED),
+        ],
+        vec![],
+    )]);
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        edges(&result[0]),
+        [(
+            s("IMPLEMENTS"),
+            s("... is no longer supported."),
+            s("... is deprecated with no replacement.")
+        )],
+        "the keyword the heading's call passes is what \"...\" retires: 3.6 announces its \
+         removal and 3.8 carries it out"
     );
 }
