@@ -693,39 +693,12 @@ mod tests {
     #[test]
     fn a_document_whose_statement_on_the_queried_identifier_was_superseded_ranks_below_it() {
         use crate::graph::EdgeRef;
-        use crate::rank::Phi;
-        use epigraph_sinks::lance::SearchHit;
-        let ranked = |id: &str, source: &str, at: i64, text: &str, score: f64| Ranked {
-            hit: SearchHit {
-                id: id.into(),
-                source_id: source.into(),
-                memory_type: "NARRATIVE".into(),
-                title: None,
-                text: text.into(),
-                score: 0.0,
-                bm25: None,
-                cosine: None,
-                text_rank: None,
-                vector_rank: None,
-            },
-            card: MemoryCard {
-                id: id.into(),
-                source_id: source.into(),
-                text: text.into(),
-                standing: Standing::Current,
-                occurred_at: Some(at),
-                ..Default::default()
-            },
-            relevance: score,
-            phi: Phi {
-                phi: 1.0,
-                priority: 1.0,
-                standing: 1.0,
-                edges: 1.0,
-                recency: 1.0,
-                k: 0.5,
-            },
-            score,
+        let ranked = |id: &str, source: &str, at: i64, text: &str, score: f64| {
+            let mut r = crate::retrieve::tests::ranked(id, source, at, score);
+            r.hit.text = text.into();
+            r.card.text = text.into();
+            r.card.t_valid = None;
+            r
         };
         // 2.7 explains ANTIALIAS at length (its best statement stands: history), and lists it
         // among the filters; 10.0's table row removes it, superseding the list.

@@ -348,19 +348,9 @@ impl Intent {
                 "pending",
             ]) || phrase("open question")
                 || phrase("open issue"),
-            current: has(&[
-                "now",
-                "current",
-                "currently",
-                "latest",
-                "newest",
-                "today",
-                "still",
-                "anymore",
-                "final",
-                "finally",
-                "nowadays",
-            ]) || phrase("end up")
+            current: present
+                || has(&["final", "finally"])
+                || phrase("end up")
                 || phrase("ended up")
                 || phrase("most recent")
                 || phrase("as of"),

@@ -293,11 +293,12 @@ impl Relevance {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::graph::EdgeRef;
 
-    fn ranked(id: &str, source: &str, occurred_at: i64, score: f64) -> Ranked {
+    /// A candidate of a source with a valid time and score (no text), for ranking tests.
+    pub(crate) fn ranked(id: &str, source: &str, occurred_at: i64, score: f64) -> Ranked {
         Ranked {
             hit: SearchHit {
                 id: id.into(),
