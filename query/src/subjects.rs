@@ -6,13 +6,13 @@
 //!
 //! Document ranking reads a document's statements on these subjects: one of them replaced by a
 //! later document's statement (superseded, or an announcement carried out) puts the document
-//! below that one for a question about the present ([`crate::fuse::documents`]).
+//! below that one, unless the question asks about history ([`crate::fuse::documents`]).
 
 /// The identifiers `query` names, each by its key: the last dotted part, lower-cased, without
 /// call parentheses, at least three characters long; a function called with a keyword
-/// argument is the keyword's context, not a subject. A word counts when it is written as code: in backticks, with a dot between
-/// two identifier characters, with an underscore, or followed by `()`. Plain words, version
-/// numbers and sentence ends are not identifiers.
+/// argument is the keyword's context, not a subject. A word counts when it is written as code:
+/// in backticks, with a dot between two identifier characters, with an underscore, or followed
+/// by `(`. Plain words, version numbers and sentence ends are not identifiers.
 ///
 /// ```
 /// use epigraph_query::subjects::named;
