@@ -27,8 +27,6 @@ use epigraph_sinks::lance::ChunkHit;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use epigraph_schemas::memory::Standing;
-
 use crate::expand::{Neighbourhood, NodeKind};
 use crate::graph::MemoryCard;
 use crate::rank::AsOf;
@@ -203,14 +201,9 @@ pub fn documents(
             let view = AsOf { card: &r.card, at };
             // Replaced: its document by a later one, or its best statement by a statement of
             // another document (superseding it, or carrying out what it announced).
-            let superseded = if view.standing() == Standing::Superseded {
-                view.superseded_by()
-            } else {
-                Vec::new()
-            };
-            let by_statement: Vec<String> = superseded
+            let by_statement: Vec<String> = view
+                .replaced_by()
                 .into_iter()
-                .chain(view.implemented_by())
                 .filter_map(|e| source_of.get(e.id.as_str()))
                 .filter(|s| **s != r.card.source_id)
                 .map(|s| s.to_string())
@@ -284,12 +277,7 @@ fn on_subjects_replaced(
                 continue;
             }
             let view = AsOf { card, at };
-            let superseded = if view.standing() == Standing::Superseded {
-                view.superseded_by()
-            } else {
-                Vec::new()
-            };
-            for e in superseded.into_iter().chain(view.implemented_by()) {
+            for e in view.replaced_by().into_iter() {
                 let Some(source) = source_of.get(e.id.as_str()) else {
                     continue;
                 };
@@ -461,14 +449,9 @@ pub fn reached_state(
     doc.phi = phi;
     doc.occurred_at = card.occurred_at;
     let view = AsOf { card, at };
-    let superseded = if view.standing() == Standing::Superseded {
-        view.superseded_by()
-    } else {
-        Vec::new()
-    };
-    let by_statement: Vec<String> = superseded
+    let by_statement: Vec<String> = view
+        .replaced_by()
         .into_iter()
-        .chain(view.implemented_by())
         .filter_map(|e| source_of(&e.id))
         .filter(|s| *s != card.source_id)
         .collect();
@@ -551,6 +534,7 @@ pub fn below_replacing_documents(docs: &mut [Document], factor: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use epigraph_schemas::memory::Standing;
 
     fn doc(id: &str, memory: f64, chunk: f64, document: f64) -> Document {
         Document {

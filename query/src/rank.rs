@@ -457,6 +457,33 @@ impl<'a> AsOf<'a> {
             .collect()
     }
 
+    /// Statements that had replaced it by then: those superseding it (while it stands
+    /// superseded) and those that carried out what it announced. What the cap keeps it below.
+    ///
+    /// ```
+    /// use epigraph_query::rank::AsOf;
+    /// use epigraph_query::graph::{EdgeRef, MemoryCard};
+    /// use epigraph_schemas::memory::Standing;
+    /// let edge = |id: &str| EdgeRef { id: id.into(), t_valid: Some(200), ..Default::default() };
+    /// let card = MemoryCard {
+    ///     standing: Standing::Superseded, t_invalid: Some(200),
+    ///     superseded_by: vec![edge("new")], implemented_by: vec![edge("done")],
+    ///     ..Default::default()
+    /// };
+    /// let ids = |at| AsOf { card: &card, at }.replaced_by().iter().map(|e| e.id.clone()).collect::<Vec<_>>();
+    /// assert_eq!(ids(None), ["new", "done"]);
+    /// assert!(ids(Some(150)).is_empty());
+    /// ```
+    pub fn replaced_by(&self) -> Vec<&'a EdgeRef> {
+        let mut by = if self.standing() == Standing::Superseded {
+            self.superseded_by()
+        } else {
+            Vec::new()
+        };
+        by.extend(self.implemented_by());
+        by
+    }
+
     /// Documents that had replaced its source by then (edge ids are their source ids).
     pub fn source_superseded_by(&self) -> Vec<&'a EdgeRef> {
         self.card

@@ -192,14 +192,9 @@ pub fn below_successors(ranked: &mut [Ranked], at: Option<i64>, factor: f64) {
             card: &ranked[i].card,
             at,
         };
-        let superseded = if view.standing() == Standing::Superseded {
-            view.superseded_by()
-        } else {
-            Vec::new()
-        };
-        let successors: Vec<usize> = superseded
+        let successors: Vec<usize> = view
+            .replaced_by()
             .into_iter()
-            .chain(view.implemented_by())
             .filter_map(|e| index.get(&e.id).copied())
             .collect();
         let successor_documents: Vec<usize> = view
