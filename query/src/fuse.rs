@@ -28,7 +28,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::expand::{Neighbourhood, NodeKind};
-use crate::graph::MemoryCard;
+use crate::graph::{MemoryCard, SubjectReplacement};
 use crate::rank::AsOf;
 pub use crate::rank::{SourceFusion, Weights};
 use crate::retrieve::Ranked;
@@ -262,12 +262,8 @@ fn on_subjects_replaced(
     at: Option<i64>,
     subjects: &[String],
 ) {
-    let written: HashMap<String, Option<i64>> = docs
-        .iter()
-        .map(|d| (d.source_id.clone(), d.occurred_at))
-        .collect();
-    for doc in docs.iter_mut() {
-        let mut by: Vec<String> = Vec::new();
+    let mut found: Vec<(usize, String)> = Vec::new();
+    for (d, doc) in docs.iter().enumerate() {
         for i in &doc.members {
             let card = &ranked[*i].card;
             if !subjects
@@ -277,25 +273,69 @@ fn on_subjects_replaced(
                 continue;
             }
             let view = AsOf { card, at };
-            for e in view.replaced_by().into_iter() {
-                let Some(source) = source_of.get(e.id.as_str()) else {
-                    continue;
-                };
-                let later = match (written.get(*source).copied().flatten(), doc.occurred_at) {
-                    (Some(theirs), Some(ours)) => theirs > ours,
-                    _ => true,
-                };
-                if *source != doc.source_id && later && !by.iter().any(|b| b == source) {
-                    by.push(source.to_string());
+            for e in view.replaced_by() {
+                if let Some(source) = source_of.get(e.id.as_str()) {
+                    found.push((d, source.to_string()));
                 }
             }
         }
-        for source in by {
-            if !doc.replaced_by.contains(&source) {
-                doc.replaced_by.push(source.clone());
-            }
-            doc.successors_on_subject.push(source);
+    }
+    add_successors_on_subject(docs, found);
+}
+
+/// What the graph holds beyond the candidates: statements of candidate documents replaced on
+/// one of the query's identifiers by statements of other documents
+/// ([`GraphReader::subject_replacements`](crate::graph::GraphReader::subject_replacements)),
+/// added like [`documents`] adds those among the candidates: the later document goes into the
+/// replaced one's `replaced_by` and `successors_on_subject`.
+///
+/// ```
+/// use epigraph_query::fuse::{Document, add_subject_replacements};
+/// use epigraph_query::graph::SubjectReplacement;
+/// let doc = |id: &str, at: i64| Document { occurred_at: Some(at), ..Document::new(id) };
+/// let mut docs = vec![doc("mpl-3.6", 1), doc("mpl-3.8", 2)];
+/// let pair = |replaced: &str, by: &str| SubjectReplacement {
+///     replaced: replaced.into(), by: by.into(), subject: "use_line_collection".into(),
+/// };
+/// // 3.8 carried out what 3.6 announced; an edge from an earlier document is not a successor.
+/// add_subject_replacements(&mut docs, &[pair("mpl-3.6", "mpl-3.8"), pair("mpl-3.8", "mpl-3.6")]);
+/// assert_eq!(docs[0].successors_on_subject, ["mpl-3.8"]);
+/// assert_eq!(docs[0].replaced_by, ["mpl-3.8"]);
+/// assert!(docs[1].replaced_by.is_empty());
+/// ```
+pub fn add_subject_replacements(docs: &mut [Document], replacements: &[SubjectReplacement]) {
+    let index: HashMap<&str, usize> = docs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.source_id.as_str(), i))
+        .collect();
+    let found: Vec<(usize, String)> = replacements
+        .iter()
+        .filter_map(|r| index.get(r.replaced.as_str()).map(|d| (*d, r.by.clone())))
+        .collect();
+    add_successors_on_subject(docs, found);
+}
+
+/// Each `(document, by)`: `by` replaced one of the document's statements on a subject of the
+/// query; kept when it is another document written later (or of unknown date).
+fn add_successors_on_subject(docs: &mut [Document], found: Vec<(usize, String)>) {
+    let written: HashMap<String, Option<i64>> = docs
+        .iter()
+        .map(|d| (d.source_id.clone(), d.occurred_at))
+        .collect();
+    for (d, source) in found {
+        let doc = &mut docs[d];
+        let later = match (written.get(&source).copied().flatten(), doc.occurred_at) {
+            (Some(theirs), Some(ours)) => theirs > ours,
+            _ => true,
+        };
+        if source == doc.source_id || !later || doc.successors_on_subject.contains(&source) {
+            continue;
         }
+        if !doc.replaced_by.contains(&source) {
+            doc.replaced_by.push(source.clone());
+        }
+        doc.successors_on_subject.push(source);
     }
 }
 

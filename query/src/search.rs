@@ -11,7 +11,7 @@ use utoipa::{IntoParams, ToSchema};
 use crate::context;
 use crate::expand::{Neighbourhood, NodeKind, PathStep, best_paths, walked_mass};
 use crate::fuse::{self, ChunkEvidence};
-use crate::graph::{MemoryCard, Restatement};
+use crate::graph::{MemoryCard, Restatement, SubjectReplacement};
 use crate::rank::{AsOf, Intent, RankConfig, parse_instant, show_instant};
 use crate::retrieve::{Ranked, SearchQuery};
 use crate::{QueryError, QueryService, snippet};
@@ -443,22 +443,43 @@ pub struct Walk {
 /// Documents only the walk reached whose graph state is read (the rest keep φ = 1).
 pub const REACHED_CARDS: usize = 50;
 
+/// The identifiers a query names ([`crate::subjects::named`]) whose replacements put a
+/// document below its successor: none when the query is unmodulated or asks about history.
+///
+/// ```
+/// use epigraph_query::{retrieve::SearchQuery, search::subject_keys};
+/// use epigraph_sinks::lance::SearchMode;
+/// let query = |text: &str| SearchQuery {
+///     text: text.into(), k: 10, types: vec![], as_of: None, include_superseded: true,
+///     mode: SearchMode::Hybrid, candidates: 200, modulate: true,
+/// };
+/// assert_eq!(subject_keys(&query("Is Image.ANTIALIAS still there?")), ["antialias"]);
+/// assert!(subject_keys(&query("What did Image.ANTIALIAS originally do?")).is_empty());
+/// ```
+pub fn subject_keys(query: &SearchQuery) -> Vec<String> {
+    if query.modulate && !Intent::of(&query.text).history {
+        crate::subjects::named(&query.text)
+    } else {
+        Vec::new()
+    }
+}
+
 /// Documents ranked by their four signals fused ([`crate::fuse`]): memory objects (`ranked`,
-/// best first), chunks, document-level BM25 and the graph `walk`; the top `k`.
+/// best first), chunks, document-level BM25 and the graph `walk`; the top `k`. `replacements`
+/// are the graph's statements of candidate documents replaced on an identifier the query
+/// names ([`subject_keys`]), beyond the candidates.
 pub fn fused_source_results(
     ranked: &[Ranked],
     chunks: &[ChunkHit],
     walk: Option<&Walk>,
+    replacements: &[SubjectReplacement],
     query: &SearchQuery,
     rank: &RankConfig,
     explain: bool,
 ) -> Vec<SourceResult> {
-    let subjects = if query.modulate {
-        crate::subjects::named(&query.text)
-    } else {
-        Vec::new()
-    };
+    let subjects = subject_keys(query);
     let mut docs = fuse::documents(ranked, chunks, query.as_of, query.modulate, &subjects);
+    fuse::add_subject_replacements(&mut docs, replacements);
     if let Some(walk) = walk {
         fuse::add_walk(&mut docs, &walk.hood, &walk.mass);
         let source_of = |id: &str| {
@@ -693,7 +714,16 @@ impl QueryService {
                     } else {
                         None
                     };
-                    fused_source_results(&ranked, &chunks, walk.as_ref(), &query, rank, explain)
+                    let replacements = self.subject_replacements(tenant, &ranked, &query).await?;
+                    fused_source_results(
+                        &ranked,
+                        &chunks,
+                        walk.as_ref(),
+                        &replacements,
+                        &query,
+                        rank,
+                        explain,
+                    )
                 };
                 self.report_usage(
                     tenant,
@@ -713,6 +743,30 @@ impl QueryService {
             as_of: query.as_of.map(show_instant),
             results,
         })
+    }
+
+    /// The graph's replacements, on an identifier the query names, of statements of the
+    /// documents of `ranked` ([`GraphReader::subject_replacements`]); none to read when the
+    /// query names none ([`subject_keys`]).
+    pub async fn subject_replacements(
+        &self,
+        tenant: &str,
+        ranked: &[Ranked],
+        query: &SearchQuery,
+    ) -> Result<Vec<SubjectReplacement>, QueryError> {
+        let keys = subject_keys(query);
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut seen: HashSet<&str> = HashSet::new();
+        let members: Vec<String> = ranked
+            .iter()
+            .filter(|r| seen.insert(r.card.source_id.as_str()))
+            .map(|r| r.card.id.clone())
+            .collect();
+        self.graph
+            .subject_replacements(tenant, &members, &keys, query.as_of)
+            .await
     }
 
     /// Walk the graph from the best `[serve.rank.walk] seeds` memory objects of `ranked`

@@ -781,6 +781,55 @@ async fn plans_past_their_date_are_listed_for_the_analyst() {
     assert_eq!(done[1]["report"]["text"], RETIRED, "{october}");
     assert_eq!(done[1]["due"], "2026-09-20");
     assert_eq!(done[1]["via"], "implements", "{october}");
+    // A question about the identifier: the graph read that finds, through the plan's document,
+    // its statement on `legacy_export` carried out by the later message's (whether or not a
+    // retriever found that statement), only once the report was written and only for that
+    // identifier; and a search that reads it puts the report's document first.
+    let reader = epigraph_query::graph::GraphReader::new(epigraph_tests::neo4j());
+    let plan_id = done[1]["plan"]["id"].as_str().expect("plan id").to_string();
+    let (plan_source, report_source) = (
+        done[1]["plan"]["source_id"].as_str().expect("plan source"),
+        done[1]["report"]["source_id"]
+            .as_str()
+            .expect("report source"),
+    );
+    let replacements = |keys: &[&str], at: Option<i64>| {
+        let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        let (reader, plan_id, tenant) = (reader.clone(), plan_id.clone(), env.tenant.clone());
+        async move {
+            reader
+                .subject_replacements(&tenant, &[plan_id], &keys, at)
+                .await
+                .expect("subject replacements")
+        }
+    };
+    let found = replacements(&["legacy_export", "teams"], None).await;
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(
+        (found[0].replaced.as_str(), found[0].by.as_str()),
+        (plan_source, report_source)
+    );
+    assert_eq!(found[0].subject, "legacy_export");
+    assert!(replacements(&["teams"], None).await.is_empty());
+    assert!(
+        replacements(&["legacy_export"], Some(T0 + 100 * DAY))
+            .await
+            .is_empty(),
+        "not carried out yet on day 100"
+    );
+    let sources = api.get(
+        "/v1/search?q=Does%20our%20client%20still%20call%20legacy_export%3F&level=source&explain=true",
+    );
+    let results = sources["results"].as_array().expect("results");
+    let rank_of = |source: &str| {
+        results
+            .iter()
+            .position(|r| r["source_id"] == source)
+            .unwrap_or_else(|| panic!("{source} not found: {sources}"))
+    };
+    // (Here the plan's document already scores below the cap; the read runs all the same.)
+    assert!(rank_of(report_source) < rank_of(plan_source), "{sources}");
+
     // Before those messages were written both plans were late.
     let before = listed("2026-10-03");
     assert_eq!(texts_of_plans(&before), [TEAMS, RETIRE, LATE], "{before}");
