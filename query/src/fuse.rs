@@ -15,8 +15,9 @@
 //!
 //! Each signal is divided by its best value over the documents, then either summed with
 //! weights (`minmax`) or fused by reciprocal rank (`rrf`). The chunk and document signals are
-//! multiplied by the document's φ (that of its best memory object; the memory signal carries
-//! φ already), and, unless the query asks about history, a document that a later one replaced
+//! multiplied by the document's φ on passages (that of its best memory object without the
+//! priority factor, [`crate::rank::Phi::passages`]; the memory signal carries the whole φ
+//! already), and, unless the query asks about history, a document that a later one replaced
 //! (`SUPERSEDES` between the sources, or its best statement superseded by a statement of the
 //! other, or an announcement the other carried out: `IMPLEMENTS`) scores at most
 //! `below_successor` times the replacing document.
@@ -62,7 +63,8 @@ pub struct Document {
     /// Its node that received the most walked mass (for explain and, for a document only the
     /// walk found, its title and snippet).
     pub graph_node: Option<String>,
-    /// φ of its best memory object (1 without one, or unmodulated).
+    /// φ of its best memory object on passages ([`crate::rank::Phi::passages`]: without the
+    /// priority factor; 1 without one, or unmodulated).
     pub phi: f64,
     /// Its memory objects among the candidates, best first (indices into the ranked list).
     pub members: Vec<usize>,
@@ -196,7 +198,7 @@ pub fn documents(
         let d = slot(&mut docs, &r.card.source_id);
         let doc = &mut docs[d];
         if doc.members.is_empty() {
-            doc.phi = if modulate { r.phi.phi } else { 1.0 };
+            doc.phi = if modulate { r.phi.passages } else { 1.0 };
             doc.occurred_at = r.card.occurred_at;
             let view = AsOf { card: &r.card, at };
             // Replaced: its document by a later one, or its best statement by a statement of

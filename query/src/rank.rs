@@ -536,6 +536,12 @@ impl<'a> AsOf<'a> {
 pub struct Phi {
     /// The bounded product.
     pub phi: f64,
+    /// The bounded product without the priority factor: what a document's passages (its
+    /// chunks, its document-level BM25, the walk) are weighed by at `level=source`, where the
+    /// document is judged by its best statement's standing, edges and recency, not by how
+    /// much that one statement matters (its K). On the NumPy/Django release notes (dev), K on
+    /// the passages cost nDCG@10 0.801 → 0.753 (docs/query.md, session 60).
+    pub passages: f64,
     /// Priority factor.
     pub priority: f64,
     /// Standing factor.
@@ -577,6 +583,11 @@ impl RankConfig {
     /// assert!(phi(&rejected, "print without a newline") < phi(&current, "print without a newline"));
     /// let fate = "Was there a proposal to print without a newline?";
     /// assert_eq!(phi(&rejected, fate), phi(&current, fate));
+    /// // K weighs the statement, not its document's passages.
+    /// let key = MemoryCard { k: Some(1.0), ..current.clone() };
+    /// let of = |c: &MemoryCard| config.phi(&AsOf { card: c, at: None }, Intent::of("launch date"), None);
+    /// assert!(of(&key).phi > of(&current).phi);
+    /// assert_eq!(of(&key).passages, of(&current).passages);
     /// ```
     /// `recency` places the candidate's valid time between the oldest (0) and newest (1)
     /// candidate; it counts only when the query asks about the current state (the newer
@@ -627,6 +638,7 @@ impl RankConfig {
         };
         Phi {
             phi: (priority * standing * edges * recency).clamp(self.min, self.max),
+            passages: (standing * edges * recency).clamp(self.min, self.max),
             priority,
             standing,
             edges,

@@ -318,6 +318,7 @@ pub(crate) mod tests {
             relevance: score,
             phi: Phi {
                 phi: 1.0,
+                passages: 1.0,
                 priority: 1.0,
                 standing: 1.0,
                 edges: 1.0,

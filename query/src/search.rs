@@ -837,7 +837,7 @@ impl QueryService {
                     at: query.as_of,
                 };
                 let phi = if query.modulate {
-                    self.config.rank.phi(&view, intent, None).phi
+                    self.config.rank.phi(&view, intent, None).passages
                 } else {
                     1.0
                 };
