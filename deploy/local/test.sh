@@ -53,6 +53,8 @@ trap cleanup EXIT
 "$here/services.sh" up &
 services_pid=$!
 cd "$repo"
+# Old test executables fill the disk until a link fails (deploy/local/prune_target.py).
+python3 "$here/prune_target.py" "${CARGO_TARGET_DIR:-$repo/target}"
 cargo build --workspace --all-targets --locked
 # A cold build takes both cores for most of an hour; a service's start can time out beside it
 # (Kafka did, in a CI run). Try once more with the cores free before giving up.
