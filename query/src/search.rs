@@ -746,8 +746,9 @@ impl QueryService {
     }
 
     /// The graph's replacements, on an identifier the query names, of statements of the
-    /// documents of `ranked` ([`GraphReader::subject_replacements`]); none to read when the
-    /// query names none ([`subject_keys`]).
+    /// documents of `ranked`
+    /// ([`GraphReader::subject_replacements`](crate::graph::GraphReader::subject_replacements));
+    /// none to read when the query names none ([`subject_keys`]).
     pub async fn subject_replacements(
         &self,
         tenant: &str,
