@@ -158,21 +158,41 @@ impl EventConsumer {
     }
 
     /// Wait up to `timeout` for the next message.
+    ///
+    /// A broker that has just started may have no coordinator for the group yet: librdkafka
+    /// reports that as an error of the consumer ("Failed to fetch committed offsets …: Not
+    /// coordinator") and asks again by itself, so such an error is waited through like
+    /// silence ([`coordinator_not_ready`]; it failed `ingest topic` on a fresh machine's first
+    /// broker); any other error is returned.
     pub async fn poll(&self, timeout: Duration) -> Result<Polled, SourceError> {
-        match tokio::time::timeout(timeout, self.consumer.recv()).await {
-            Err(_) => Ok(Polled::Idle),
-            Ok(Err(error)) => Err(SourceError::Kafka {
-                context: "reading a message".into(),
-                source: error,
-            }),
-            Ok(Ok(message)) => Ok(Polled::Message(RawMessage {
-                topic: message.topic().to_string(),
-                partition: message.partition(),
-                offset: message.offset(),
-                key: message.key().map(<[u8]>::to_vec),
-                payload: message.payload().map(<[u8]>::to_vec),
-                timestamp: message.timestamp().to_millis(),
-            })),
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            match tokio::time::timeout_at(deadline, self.consumer.recv()).await {
+                Err(_) => return Ok(Polled::Idle),
+                Ok(Err(error)) if coordinator_not_ready(&error) => {
+                    tracing::debug!(%error, "the group's coordinator is not ready yet");
+                    tokio::time::sleep_until(
+                        deadline.min(tokio::time::Instant::now() + COORDINATOR_PAUSE),
+                    )
+                    .await;
+                }
+                Ok(Err(error)) => {
+                    return Err(SourceError::Kafka {
+                        context: "reading a message".into(),
+                        source: error,
+                    });
+                }
+                Ok(Ok(message)) => {
+                    return Ok(Polled::Message(RawMessage {
+                        topic: message.topic().to_string(),
+                        partition: message.partition(),
+                        offset: message.offset(),
+                        key: message.key().map(<[u8]>::to_vec),
+                        payload: message.payload().map(<[u8]>::to_vec),
+                        timestamp: message.timestamp().to_millis(),
+                    }));
+                }
+            }
         }
     }
 
