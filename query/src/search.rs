@@ -96,7 +96,8 @@ pub struct SearchParams {
 /// Score components of a result (`explain=true`).
 #[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct Explain {
-    /// Relevance in [0, 1]: the retrievers' normalised scores averaged (see [`Relevance`]).
+    /// Relevance in [0, 1]: the retrievers' normalised scores averaged (see
+    /// [`Relevance`](crate::retrieve::Relevance)).
     pub relevance: f64,
     /// BM25 score, when the full-text retriever found it.
     pub bm25: Option<f32>,

@@ -22,7 +22,8 @@
 //! of the matter (the newest `max_lookback` such sources), the first statement that does
 //! (`SUPERSEDES`) — for supported versions, only when it leaves out a version the earlier one
 //! supported (adding newer ones changes nothing), and a statement that only adds versions
-//! ("introduces support for Python 3.2", `adds`) supersedes nothing. A statement that carries
+//! ("introduces support for Python 3.2", `adds`, or one plain version stated alone: "Pillow
+//! 5.2 supports Python 3.7.", [`one_version`]) supersedes nothing. A statement that carries
 //! a change of support out ("Support for Python 2.5 and below has been dropped") supersedes
 //! the earlier statements that supported a version it drops. One that carries a change out **implements** the earlier statement that
 //! announced it ("NumPy 1.7 is the last release that supports Python 2.4 - 2.5"; `IMPLEMENTS`),
@@ -194,6 +195,31 @@ pub fn versions(passage: &str) -> BTreeSet<String> {
         out.insert(major[1].to_string());
     }
     out
+}
+
+/// Whether `gap` (text between a platform's mention and a cue) parts two clauses: a semicolon
+/// or a sentence's end, and with `comma` a comma too (a comma before a cue may only separate
+/// versions: "Python 2.6, 3.2, and 3.3 will be dropped").
+fn breaks_clause(gap: &str, comma: bool) -> bool {
+    gap.contains(';') || gap.contains(". ") || gap.contains(".\n") || (comma && gap.contains(','))
+}
+
+/// Whether supported versions are one plain version: no range, no bound. A release that
+/// "supports Python 3.7" in a sentence of its own ("Pillow 5.2 supports Python 3.7.") adds that
+/// version; a whole list names several ("Django 3.0 supports Python 3.6, 3.7, 3.8, and 3.9"),
+/// and a floor is written as a bound ("3.9+").
+///
+/// ```
+/// use std::collections::BTreeSet;
+/// use epigraph_operators::epistemic::revisions::one_version;
+/// let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+/// assert!(one_version(&set(&["3.7"])));
+/// assert!(!one_version(&set(&["3.6", "3.7"])));
+/// assert!(!one_version(&set(&["3.9+"])));
+/// assert!(!one_version(&set(&["2.4-2.5"])));
+/// ```
+pub fn one_version(values: &BTreeSet<String>) -> bool {
+    values.len() == 1 && values.iter().all(|v| !v.ends_with('+') && !v.contains('-'))
 }
 
 /// Where a version, range or bound starts and ends (`None`: no upper end).
@@ -379,6 +405,16 @@ impl RevisionRules {
     ///     read("Support for Python 2.6, 3.2, and 3.3 will be dropped.", "numpy"),
     ///     [("support numpy python".to_string(), v(&["2.6", "3.2", "3.3"]), Stance::Announces)],
     /// );
+    /// // A cue that ends the clause of the mention before it speaks of that mention.
+    /// assert_eq!(
+    ///     read("Support for Python 3.4 been dropped, the supported Python versions are 2.7 and 3.5-3.7.", "numpy"),
+    ///     [("support numpy python".to_string(), v(&["2.7", "3.5-3.7"]), Stance::Names),
+    ///      ("support numpy python".to_string(), v(&["3.4"]), Stance::CarriesOut)],
+    /// );
+    /// // One plain version stated on its own adds it; a list states them all.
+    /// assert!(revisions.read("Pillow 5.2 supports Python 3.7.", "pillow")[0].adds);
+    /// assert!(!revisions.read("Django 4.0 supports Python 3.8, 3.9, and 3.10.", "django")[0].adds);
+    /// assert!(!revisions.read("Django 1.5 requires Python 2.6.5 or above.", "django")[0].adds);
     /// // Support of something else in a version of the platform: nothing.
     /// assert!(read("Support for the '@' operator in Python 3.5.", "numpy").is_empty());
     /// // No support cue, or no version after the platform: nothing.
@@ -429,12 +465,22 @@ impl RevisionRules {
                 })
             });
             // Each cue says something of the mention it comes before, or of the last one when
-            // none follows ("Support for Python 2.6, 3.2, and 3.3 will be dropped").
+            // none follows ("Support for Python 2.6, 3.2, and 3.3 will be dropped"), or when it
+            // ends the clause of the mention before it ("Support for Python 3.4 been dropped,
+            // the supported Python versions are 2.7 and 3.5-3.7").
             let target = |(start, end): (usize, usize)| {
-                mentions
-                    .iter()
-                    .position(|m| m.0 >= end)
-                    .or_else(|| mentions.iter().rposition(|m| m.1 <= start))
+                let before = mentions.iter().rposition(|m| m.1 <= start);
+                let next = mentions.iter().position(|m| m.0 >= end);
+                match (before, next) {
+                    (Some(b), Some(n))
+                        if !breaks_clause(&text[mentions[b].1..start], false)
+                            && breaks_clause(&text[end..mentions[n].0], true) =>
+                    {
+                        Some(b)
+                    }
+                    (_, Some(n)) => Some(n),
+                    (before, None) => before,
+                }
             };
             let announcing: BTreeSet<usize> = announced.iter().filter_map(|&m| target(m)).collect();
             let carrying: BTreeSet<usize> = carried.iter().filter_map(|&m| target(m)).collect();
@@ -489,12 +535,15 @@ impl RevisionRules {
         let or_below = OR_BELOW.is_match(text);
         let adds = !self.adds.find_all(text).is_empty();
         out.into_iter()
-            .map(|((matter, stance), values)| Stated {
-                or_below: or_below && matter.starts_with("support "),
-                adds: adds && matter.starts_with("support "),
-                matter,
-                values,
-                stance,
+            .map(|((matter, stance), values)| {
+                let support = matter.starts_with("support ");
+                Stated {
+                    or_below: or_below && support,
+                    adds: support && (adds || (stance == Stance::Names && one_version(&values))),
+                    matter,
+                    values,
+                    stance,
+                }
             })
             .collect()
     }

@@ -72,7 +72,8 @@ enum Extracted {
 /// The dataflow stage: live source versions to graph elements.
 ///
 /// - per source: its node, memory objects, claims and structural edges;
-/// - per entity: one [`EntityNode`] aggregating every sighting in the tenant;
+/// - per entity: one [`EntityNode`](crate::model::EntityNode) aggregating every sighting in the
+///   tenant;
 /// - per vocabulary relation between two entities: one edge, with the number of sources that
 ///   state it and the provenance of the earliest;
 /// - per capitalised phrase that names an entity known anywhere in the tenant: a `MENTIONS` edge;

@@ -87,3 +87,27 @@ fn a_later_support_range_and_a_changed_value_supersede_the_earlier_ones_of_their
         "deleting the later notes retracts exactly what they drew"
     );
 }
+
+#[test]
+fn one_version_stated_alone_adds_it_and_supersedes_nothing() {
+    // Pillow's style: each release names the one version it adds, never the whole list.
+    const PILLOW_40: &str = "Pillow 4.0 supports Python 3.6.";
+    const PILLOW_52: &str = "Pillow 5.2 supports Python 3.7.";
+    const PILLOW_60: &str = "Pillow 6.0 supports Python 2.7, 3.5, 3.6 and 3.7.";
+    const PILLOW_70: &str = "Pillow 7.0 supports Python 3.5, 3.6, 3.7 and 3.8.";
+    let result = rounds(vec![(
+        vec![
+            notes("Pillow", "4.0", 100, PILLOW_40),
+            notes("Pillow", "5.2", 200, PILLOW_52),
+            notes("Pillow", "6.0", 300, PILLOW_60),
+            notes("Pillow", "7.0", 400, PILLOW_70),
+        ],
+        vec![],
+    )]);
+    let s = |x: &str| x.to_string();
+    // 5.2 leaves 3.6 out but only adds 3.7; 7.0's whole list leaves 2.7 out of 6.0's.
+    assert_eq!(superseding(&result[0]), [(s(PILLOW_70), s(PILLOW_60))]);
+    let all = memories(&result[0]);
+    assert_eq!(all[PILLOW_40].standing, Standing::Current);
+    assert_eq!(all[PILLOW_52].standing, Standing::Current);
+}
