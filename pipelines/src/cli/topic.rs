@@ -122,6 +122,10 @@ async fn read_until_stopped(
         let reached = end
             .iter()
             .all(|(partition, mark)| *mark == 0 || next.get(partition).is_some_and(|n| n >= mark));
+        // Waiting for the group's coordinator (a broker that has just started) is not the end.
+        if consumer.waiting_for_coordinator() {
+            last_message = Instant::now();
+        }
         if !follow && (reached || last_message.elapsed() > IDLE_END) {
             break;
         }

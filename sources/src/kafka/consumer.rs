@@ -47,6 +47,70 @@ fn coordinator_not_ready(error: &KafkaError) -> bool {
     )
 }
 
+/// A run of "the group's coordinator is not ready yet" answers from [`EventConsumer::poll`],
+/// with no message between them and no gap longer than the wait: a broker that has just
+/// started ends such a run within seconds, while one whose coordinator never comes up keeps it
+/// going, and after `wait` the refusal is returned as an error (the pipeline's retry counts
+/// and logs it, the live feeds reconnect) instead of looking like silence for ever. Refusals
+/// 10 s apart under a 25 s wait: the first three are waited through, the fourth (30 s after
+/// the first) is returned (test `a_coordinator_that_never_comes_up_is_given_up_on`).
+#[derive(Debug)]
+struct RefusalStreak {
+    wait: Duration,
+    /// The first and the latest refusal of the current run.
+    run: std::sync::Mutex<Option<(Instant, Instant)>>,
+}
+
+impl RefusalStreak {
+    fn new(wait: Duration) -> Self {
+        RefusalStreak {
+            wait,
+            run: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Notes a refusal at `now`; whether it is still worth waiting: false once the run it
+    /// belongs to has lasted `wait` (the run then starts anew, so a caller that goes on
+    /// reading waits again before its next error).
+    fn wait_more(&self, now: Instant) -> bool {
+        let mut run = self
+            .run
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let first = match *run {
+            Some((first, latest)) if now.saturating_duration_since(latest) <= self.wait => first,
+            _ => now,
+        };
+        if now.saturating_duration_since(first) >= self.wait {
+            *run = None;
+            false
+        } else {
+            *run = Some((first, now));
+            true
+        }
+    }
+
+    /// A message arrived: the coordinator is up, the run is over. How long the run lasted, if
+    /// there was one.
+    fn answered(&self, now: Instant) -> Option<Duration> {
+        let run = self
+            .run
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        run.map(|(first, _)| now.saturating_duration_since(first))
+    }
+
+    /// Whether a run of refusals is going on at `now` (its latest refusal within the wait): a
+    /// reader that got nothing meanwhile is waiting for the coordinator, not at the end.
+    fn waiting(&self, now: Instant) -> bool {
+        self.run
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some_and(|(_, latest)| now.saturating_duration_since(latest) <= self.wait)
+    }
+}
+
 /// A message copied out of the consumer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawMessage {
@@ -86,6 +150,7 @@ pub enum Polled {
 pub struct EventConsumer {
     consumer: StreamConsumer,
     partitions: Vec<(String, i32)>,
+    refusals: RefusalStreak,
 }
 
 impl std::fmt::Debug for EventConsumer {
@@ -110,6 +175,7 @@ impl EventConsumer {
 
     /// Connect and assign all partitions of `topics` at the consumer group's committed offsets
     /// (the beginning where the group never committed): a follower that resumes where it left.
+    /// The offsets are read first, waiting up to 30 s for a coordinator that is not ready.
     pub fn from_committed(config: &KafkaConfig, topics: &[String]) -> Result<Self, SourceError> {
         Self::assigned(config, topics, Offset::Stored, "earliest")
     }
@@ -143,12 +209,34 @@ impl EventConsumer {
                 }
             }
         }
+        if matches!(start, Offset::Stored) {
+            // The group's offsets asked here, waiting for its coordinator, and assigned as
+            // numbers: librdkafka's own fetch on assign, refused by a coordinator not ready yet
+            // (a broker that has just started), left the partitions unread for good, and
+            // `ingest topic` read nothing (CI of session 62, reproduced on a fresh broker).
+            let committed = until_coordinator_ready(COORDINATOR_WAIT, COORDINATOR_PAUSE, || {
+                consumer.committed_offsets(assignment.clone(), METADATA_TIMEOUT)
+            })
+            .map_err(SourceError::kafka("reading committed offsets"))?;
+            let mut explicit = TopicPartitionList::new();
+            for element in committed.elements() {
+                let offset = match element.offset() {
+                    Offset::Offset(next) => Offset::Offset(next),
+                    _ => Offset::Beginning,
+                };
+                explicit
+                    .add_partition_offset(element.topic(), element.partition(), offset)
+                    .map_err(SourceError::kafka("building the assignment"))?;
+            }
+            assignment = explicit;
+        }
         consumer
             .assign(&assignment)
             .map_err(SourceError::kafka("assigning partitions"))?;
         Ok(EventConsumer {
             consumer,
             partitions,
+            refusals: RefusalStreak::new(COORDINATOR_WAIT),
         })
     }
 
@@ -157,19 +245,30 @@ impl EventConsumer {
         &self.partitions
     }
 
+    /// Whether the last reads were waited through because the group's coordinator was not
+    /// ready ([`EventConsumer::poll`]): a command that ends after some idle time must not take
+    /// that wait for the end of the topic (on a broker that has just started, `ingest topic`
+    /// did, and read nothing).
+    pub fn waiting_for_coordinator(&self) -> bool {
+        self.refusals.waiting(Instant::now())
+    }
+
     /// Wait up to `timeout` for the next message.
     ///
     /// A broker that has just started may have no coordinator for the group yet: librdkafka
     /// reports that as an error of the consumer ("Failed to fetch committed offsets …: Not
     /// coordinator") and asks again by itself, so such an error is waited through like
     /// silence ([`coordinator_not_ready`]; it failed `ingest topic` on a fresh machine's first
-    /// broker); any other error is returned.
+    /// broker) — for up to 30 s of refusals without a message between them
+    /// ([`RefusalStreak`]), after which it is returned like any other error.
     pub async fn poll(&self, timeout: Duration) -> Result<Polled, SourceError> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             match tokio::time::timeout_at(deadline, self.consumer.recv()).await {
                 Err(_) => return Ok(Polled::Idle),
-                Ok(Err(error)) if coordinator_not_ready(&error) => {
+                Ok(Err(error))
+                    if coordinator_not_ready(&error) && self.refusals.wait_more(Instant::now()) =>
+                {
                     tracing::debug!(%error, "the group's coordinator is not ready yet");
                     tokio::time::sleep_until(
                         deadline.min(tokio::time::Instant::now() + COORDINATOR_PAUSE),
@@ -183,6 +282,12 @@ impl EventConsumer {
                     });
                 }
                 Ok(Ok(message)) => {
+                    if let Some(waited) = self.refusals.answered(Instant::now()) {
+                        tracing::info!(
+                            seconds = waited.as_secs_f64(),
+                            "the group's coordinator answered after refusals"
+                        );
+                    }
                     return Ok(Polled::Message(RawMessage {
                         topic: message.topic().to_string(),
                         partition: message.partition(),
@@ -221,6 +326,7 @@ impl EventConsumer {
                     );
                     each(message);
                 }
+                Polled::Idle if self.waiting_for_coordinator() => {}
                 Polled::Idle => {
                     return Err(SourceError::Config(format!(
                         "nothing arrived for {} s before the end of {:?}",
@@ -315,7 +421,32 @@ mod tests {
 
     use std::time::Duration;
 
-    use super::{coordinator_not_ready, until_coordinator_ready};
+    use super::{RefusalStreak, coordinator_not_ready, until_coordinator_ready};
+
+    #[test]
+    fn a_coordinator_that_never_comes_up_is_given_up_on() {
+        let streak = RefusalStreak::new(Duration::from_secs(25));
+        let start = std::time::Instant::now();
+        let at = |s: u64| start + Duration::from_secs(s);
+        assert!(streak.wait_more(at(0)));
+        assert!(streak.wait_more(at(10)));
+        assert!(streak.wait_more(at(20)));
+        assert!(!streak.wait_more(at(30)), "30 s of refusals: returned");
+        // The run starts anew: a caller that goes on reading waits again.
+        assert!(streak.wait_more(at(31)));
+        assert!(streak.waiting(at(40)) && !streak.waiting(at(70)));
+        // A message ends the run; so does a gap longer than the wait.
+        assert_eq!(streak.answered(at(45)), Some(Duration::from_secs(14)));
+        assert!(!streak.waiting(at(45)));
+        assert_eq!(streak.answered(at(46)), None);
+        assert!(streak.wait_more(at(50)));
+        assert!(streak.wait_more(at(70)));
+        assert!(
+            streak.wait_more(at(100)),
+            "30 s since the last refusal: a new run"
+        );
+        assert!(!streak.wait_more(at(125)));
+    }
 
     #[test]
     fn a_coordinator_not_ready_yet_is_asked_again_and_nothing_else_is() {
