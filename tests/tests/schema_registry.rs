@@ -389,3 +389,138 @@ fn ingest_with_the_registry_down_fails_with_a_clear_error() {
         "{stderr}"
     );
 }
+
+/// The registry away while a run reads registry-framed events it has no schema for (a network
+/// partition between the run and the registry: the run reaches the real Apicurio through a TCP
+/// relay the test keeps closed, then opens). The run does not stop and dead-letters nothing:
+/// `/readyz` answers `503` naming the schema registry and what the run was doing, and once
+/// the relay opens every event is read and the outage is logged as begun and ended.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_registry_away_mid_run_is_ridden_out_and_nothing_is_dead_lettered() {
+    let _serial = serial().await;
+    let env = TestEnv::new("e2e-sr-away").with_schema_registry();
+    let producer = EventProducer::new(&env.kafka).expect("producer");
+    let events: Vec<SourceEvent> = [BUDGET, HIRING]
+        .iter()
+        .enumerate()
+        .map(|(i, body)| {
+            SourceEvent::upsert(
+                &env.tenant,
+                SourceKind::Document,
+                &format!("memo-{i}.md"),
+                None,
+                (*body).into(),
+                1_767_225_600_000,
+            )
+        })
+        .collect();
+    producer.publish(events, |_| {}).await.expect("publish");
+
+    // The run's registry: a relay port where nothing listens yet.
+    let registry = schema_registry_url();
+    let upstream = registry
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("host:port")
+        .to_string();
+    let relay = epigraph_tests::free_local_addr();
+    let relayed = registry.replacen(&upstream, &relay, 1);
+    let addr = epigraph_tests::free_local_addr();
+    let log = env.dir.path().join("run.log");
+    let mut child = env
+        .command(&["run", "--until-idle"])
+        .envs([
+            ("EPIGRAPH_LANCEDB__EMBED", "false"),
+            ("EPIGRAPH_RUN__RETRY_MAX_MS", "1000"),
+            ("EPIGRAPH_KAFKA__SCHEMA_REGISTRY__URL", relayed.as_str()),
+            ("EPIGRAPH_RUN__METRICS_LISTEN", addr.as_str()),
+            ("RUST_LOG", "warn,epigraph=info"),
+            ("NO_COLOR", "1"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("spawning epigraph run");
+    let run_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    let started = std::time::Instant::now();
+
+    // Not ready, and why.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let body = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!(
+                "epigraph run exited ({status}) with the registry away:\n{}",
+                run_log()
+            );
+        }
+        let answer = tokio::task::spawn_blocking({
+            let addr = addr.clone();
+            move || epigraph_tests::http_text(&addr, "/readyz")
+        })
+        .await
+        .unwrap();
+        if let Some((503, body)) = &answer
+            && body.contains("schema_registry")
+        {
+            break body.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/readyz never named the schema registry: {answer:?}\n{}",
+            run_log()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert!(
+        body.contains("decoding through the schema registry") && body.contains("unreachable"),
+        "{body}"
+    );
+    let named_after = started.elapsed();
+    // Still waiting a while later, not exited.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run exited:\n{}",
+        run_log()
+    );
+
+    // The relay opens: every connection is carried to the real registry.
+    let listener = tokio::net::TcpListener::bind(&relay).await.expect("relay");
+    let relaying = tokio::spawn(async move {
+        loop {
+            let Ok((mut inbound, _)) = listener.accept().await else {
+                return;
+            };
+            let upstream = upstream.clone();
+            tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(&upstream).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    let opened = std::time::Instant::now();
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .expect("run output");
+    relaying.abort();
+    eprintln!(
+        "registry away: /readyz named it {:.1} s after the start; the run ended {:.1} s after \
+         the relay opened",
+        named_after.as_secs_f64(),
+        opened.elapsed().as_secs_f64()
+    );
+    let log = run_log();
+    assert!(output.status.success(), "{log}");
+    let report = last_json_line(&String::from_utf8_lossy(&output.stdout));
+    assert_eq!(report["dead_lettered"], 0, "{report}");
+    assert!(
+        log.contains("outage began") && log.contains("outage ended"),
+        "{log}"
+    );
+    let graph = neo4j();
+    let count = "MATCH (s:Source {tenant: $tenant}) RETURN count(s) AS n";
+    assert_eq!(neo4j_count(&graph, count, &env.tenant).await, 2);
+}

@@ -20,7 +20,7 @@ use epigraph_sinks::SinkError;
 use epigraph_sinks::lance::VectorFiller;
 use epigraph_sinks::neo4j::Neo4jSink;
 use epigraph_sources::SourceError;
-use epigraph_sources::kafka::EventConsumer;
+use epigraph_sources::kafka::{EventConsumer, EventDecodeError};
 use serde::Serialize;
 use tracing::{error, info, warn};
 
@@ -29,7 +29,7 @@ use crate::config::RunConfig;
 
 /// A service the run depends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Dependency {
     /// The broker: the record, offsets, dead letters.
     Kafka,
@@ -37,10 +37,14 @@ pub enum Dependency {
     Neo4j,
     /// The text and vector view (its folder).
     Lancedb,
+    /// The schema registry (`[kafka.schema_registry]`), asked for the schema of an id the run
+    /// has not seen.
+    SchemaRegistry,
 }
 
 impl Dependency {
-    /// Every dependency.
+    /// The dependencies every run has, whose metrics exist from the start (the schema
+    /// registry's appear at its first outage: most runs have none).
     pub const ALL: [Dependency; 3] = [Dependency::Kafka, Dependency::Neo4j, Dependency::Lancedb];
 
     /// Its name in metrics, logs and `/readyz`.
@@ -49,6 +53,7 @@ impl Dependency {
             Dependency::Kafka => "kafka",
             Dependency::Neo4j => "neo4j",
             Dependency::Lancedb => "lancedb",
+            Dependency::SchemaRegistry => "schema_registry",
         }
     }
 }
@@ -78,6 +83,14 @@ impl Unreachable for SinkError {
 impl Unreachable for SourceError {
     fn unreachable(&self) -> Option<Dependency> {
         matches!(self, SourceError::Kafka { .. }).then_some(Dependency::Kafka)
+    }
+}
+
+/// A schema the registry could not give (down, or answering 5xx) is its outage; a message the
+/// registry does not know, or cannot be decoded, is the message's fault (dead-lettered).
+impl Unreachable for EventDecodeError {
+    fn unreachable(&self) -> Option<Dependency> {
+        (!self.is_bad_input()).then_some(Dependency::SchemaRegistry)
     }
 }
 

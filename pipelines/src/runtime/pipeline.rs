@@ -872,9 +872,13 @@ impl Runner {
                 batch.updates.extend(self.state.remove(&key));
                 return Ok(());
             };
-            let decoded = match self.decoder.decode(payload).await {
-                // The registry is down: not the message's fault, so no dead letter; the run
-                // stops before committing, and a restart reads the message again.
+            // The registry away is an outage (ridden out, reported, never dead-lettered); after
+            // `run.outage_max_secs` the run stops uncommitted and a restart reads it again.
+            let (decoder, during) = (&self.decoder, "decoding through the schema registry");
+            let decoded = retry(&self.metrics, self.policy, during, || {
+                decoder.decode(payload)
+            });
+            let decoded = match decoded.await {
                 Err(error) if !error.is_bad_input() => {
                     return Err(anyhow::Error::new(error).context(format!(
                         "decoding {} (is the schema registry up?)",
