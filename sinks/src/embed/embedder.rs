@@ -282,6 +282,38 @@ mod tests {
         assert!(cosine(&alone[0], &vectors[1]) > 0.9999);
     }
 
+    /// Hostile and broken texts (control characters, NUL, noncharacters, special-token names,
+    /// 10,000 combining marks, a 200 KB line, Cypher and SQL): each gives a finite unit vector,
+    /// and a plain sentence embedded in their batch keeps the vector it has alone.
+    #[test]
+    fn hostile_texts_give_finite_unit_vectors_and_leave_their_neighbours_alone() {
+        let hostile = crate::embed::hostile_texts();
+        let plain = "The board approved the budget for the Atlas launch.";
+        let mut texts: Vec<&str> = hostile.iter().map(String::as_str).collect();
+        texts.push(plain);
+        let embedder = Embedder::load(&EmbedConfig {
+            batch_size: texts.len(),
+            ..EmbedConfig::default()
+        })
+        .expect("model files (deploy/local/services.sh model)");
+        let vectors = embedder.embed(&texts).expect("hostile texts embed");
+        assert_eq!(vectors.len(), texts.len());
+        for (text, v) in texts.iter().zip(&vectors) {
+            let shown: String = text.chars().take(40).collect();
+            assert_eq!(v.len(), DIMENSIONS, "{shown:?}");
+            assert!(v.iter().all(|x| x.is_finite()), "{shown:?}: not finite");
+            assert!((cosine(v, v) - 1.0).abs() < 1e-4, "{shown:?}: not unit");
+        }
+        let alone = embedder.embed(&[plain]).unwrap();
+        let beside = cosine(&alone[0], vectors.last().unwrap());
+        assert!(beside > 0.9999, "the plain sentence moved: {beside}");
+        // Text past the 256-token window does not count: the long line and its first part agree.
+        let long = "' OR 1=1 //".repeat(600);
+        let short = "' OR 1=1 //".repeat(60);
+        let pair = embedder.embed(&[long.as_str(), short.as_str()]).unwrap();
+        assert!(cosine(&pair[0], &pair[1]) > 0.99);
+    }
+
     /// Agreement with sentence-transformers: `tests/fixtures/minilm_reference.json` holds vectors
     /// of the same model files computed by `eval/embedder/reference.py` (a NumPy implementation of
     /// what sentence-transformers runs; it reproduces the cosines its documentation publishes) for

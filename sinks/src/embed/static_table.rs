@@ -284,6 +284,17 @@ mod tests {
             assert_eq!(v.len(), crate::embed::DIMENSIONS);
             assert!((cosine(v, v) - 1.0).abs() < 1e-4, "normalised");
         }
+        // Hostile and broken texts: finite unit vectors, each as it is alone.
+        let hostile = crate::embed::hostile_texts();
+        let hostile: Vec<&str> = hostile.iter().map(String::as_str).collect();
+        let odd = fast.embed(&hostile).expect("hostile texts embed");
+        for (text, v) in hostile.iter().zip(&odd) {
+            let shown: String = text.chars().take(40).collect();
+            assert_eq!(v.len(), crate::embed::DIMENSIONS, "{shown:?}");
+            assert!(v.iter().all(|x| x.is_finite()), "{shown:?}: not finite");
+            assert!((cosine(v, v) - 1.0).abs() < 1e-4, "{shown:?}: not unit");
+        }
+        assert_eq!(fast.embed(&hostile[3..4]).unwrap()[0], odd[3]);
         let (close, far) = (
             cosine(&vectors[0], &vectors[1]),
             cosine(&vectors[0], &vectors[2]),
