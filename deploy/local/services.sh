@@ -3,6 +3,8 @@
 #
 #   services.sh up                 fetch what is missing (jars + model + registry), start Kafka, Neo4j and the
 #                                  schema registry (Apicurio), wait until ready
+#   services.sh up --fresh         the same on empty data folders: Kafka's and Neo4j's data are deleted
+#                                  first (refused while any of them runs); logs and config are kept
 #   services.sh down               stop what this script started (by pid file): SIGTERM, then SIGKILL after 30 s
 #   services.sh stop NAME          stop one service (kafka|neo4j|registry) and leave the others running
 #   services.sh start NAME         start one stopped service and wait until it is ready (outage tests)
@@ -26,6 +28,8 @@
 #
 # Environment knobs (all optional):
 #   EPIGRAPH_HOME                  cache/run root (default $HOME/.cache/epigraph)
+#   EPIGRAPH_RUN_DIR               where the services keep data, logs and pid files (default $EPIGRAPH_HOME/run;
+#                                  the test command uses $EPIGRAPH_HOME/run-tests when it starts them itself)
 #   EPIGRAPH_KAFKA_PORT            broker port (9092); EPIGRAPH_KAFKA_CONTROLLER_PORT (port+1, i.e. 9093)
 #   EPIGRAPH_NEO4J_BOLT_PORT       Bolt port (7687); EPIGRAPH_NEO4J_HTTP=true enables HTTP on
 #                                  EPIGRAPH_NEO4J_HTTP_PORT (7474), off by default
@@ -107,7 +111,7 @@ KAFKA_LIBS="$EPIGRAPH_HOME/kafka/libs"
 CONNECT_LIBS="$EPIGRAPH_HOME/connect/libs"
 NEO4J_LIBS="$EPIGRAPH_HOME/neo4j/lib"
 MODEL_DIR="$EPIGRAPH_HOME/models/$MODEL_NAME"
-RUN_DIR="$EPIGRAPH_HOME/run"
+RUN_DIR="${EPIGRAPH_RUN_DIR:-$EPIGRAPH_HOME/run}"
 KAFKA_RUN="$RUN_DIR/kafka"
 NEO4J_RUN="$RUN_DIR/neo4j"
 KAFKA_LOG="$KAFKA_RUN/logs/kafka.log"
@@ -642,7 +646,30 @@ stop_one() {
 # ---------------------------------------------------------------------------------------------
 # commands
 
+# Delete Kafka's and Neo4j's data folders (topics, offsets, graphs), refusing while any service runs.
+forget_data() {
+    local running=""
+    [[ -n "$(live_pid "$KAFKA_PID_FILE" "$KAFKA_MAIN")" ]] && running+=" kafka"
+    [[ -n "$(live_pid "$NEO4J_PID_FILE" "$NEO4J_MAIN")" ]] && running+=" neo4j"
+    [[ -n "$(live_pid "$REGISTRY_PID_FILE" "$REGISTRY_MAIN")" ]] && running+=" registry"
+    [[ -z "$running" ]] || die "--fresh: stop the running services first ($0 down):$running"
+    local dir size
+    for dir in "$KAFKA_RUN/data" "$NEO4J_RUN/data"; do
+        [[ -d "$dir" ]] || continue
+        size="$(du -sh "$dir" 2>/dev/null | cut -f1)"
+        rm -rf "$dir"
+        log "--fresh: deleted $dir (${size:-?})"
+    done
+}
+
 cmd_up() {
+    local fresh=0 a
+    for a in "$@"; do
+        case "$a" in
+        --fresh) fresh=1 ;;
+        *) die "usage: $0 up [--fresh]" ;;
+        esac
+    done
     find_java
     fetch_all
     mkdir -p "$RUN_DIR"
@@ -651,6 +678,7 @@ cmd_up() {
     if command -v flock >/dev/null 2>&1; then
         flock -w 300 9 || die "another services.sh is holding $RUN_DIR/.lock"
     fi
+    ((fresh == 0)) || forget_data
     # Neo4j is the slower one: launch it first, then format (once) and launch Kafka, then wait.
     neo4j_start
     kafka_start
