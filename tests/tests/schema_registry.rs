@@ -477,6 +477,21 @@ async fn a_registry_away_mid_run_is_ridden_out_and_nothing_is_dead_lettered() {
         "{body}"
     );
     let named_after = started.elapsed();
+    // Counted on /metrics like any dependency's outage.
+    let metrics = tokio::task::spawn_blocking({
+        let addr = addr.clone();
+        move || epigraph_tests::scrape_metrics(&addr).unwrap_or_default()
+    })
+    .await
+    .unwrap();
+    let label = "{dependency=\"schema_registry\"}";
+    let sample = |name: &str| epigraph_tests::metric_sample(&metrics, &format!("{name}{label}"));
+    assert_eq!(sample("epigraph_dependency_up"), Some(0.0), "{metrics}");
+    assert_eq!(sample("epigraph_outages_total"), Some(1.0), "{metrics}");
+    assert!(
+        sample("epigraph_dependency_retries_total").is_some_and(|n| n >= 1.0),
+        "{metrics}"
+    );
     // Still waiting a while later, not exited.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(
