@@ -48,6 +48,7 @@ pub mod extensions;
 pub mod judge;
 pub mod lifecycle;
 pub mod matters;
+pub mod replaced;
 pub mod restated;
 pub mod review;
 pub mod revisions;
@@ -395,7 +396,7 @@ where
         ((tenant, entity), Member::Names(words, name))
     });
     let restated_spec = rules.spec().restated;
-    let block_rules = rules;
+    let block_rules = rules.clone();
     let picks = named
         .concat(names)
         .reduce(move |_, input, out| {
@@ -484,6 +485,22 @@ where
         .filter(|(_, across)| *across)
         .map(|(l, _)| l);
     let links = links.concat(across_numbered.negate());
+    // The statements of a document that a later one's header replaces (see `replaced`).
+    let replaced_spec = rules.spec().replaced;
+    let links = if replaced_spec.enabled {
+        let documents_replaced = rest.clone().flat_map(|e| match e {
+            GraphElement::Relation(r) if r.rel_type == "SUPERSEDES" => Some(r),
+            _ => None,
+        });
+        links.concat(replaced::links(
+            memories.clone(),
+            documents_replaced,
+            rules.clone(),
+            replaced_spec.min_shared,
+        ))
+    } else {
+        links
+    };
     let link_key = |l: &Link| {
         (
             l.tenant.clone(),

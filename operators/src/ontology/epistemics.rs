@@ -33,6 +33,10 @@ pub struct EpistemicsSpec {
     /// The same statement in two sources is linked to the earlier one.
     #[serde(default)]
     pub restated: RestatedSpec,
+    /// The decisions, plans and constraints of a document that a later one's header replaces
+    /// are superseded by the later one's statements on the same topic.
+    #[serde(default)]
+    pub replaced: ReplacedSpec,
     /// Statements citing another document with a relation ("builds on KEP-753").
     #[serde(default)]
     pub citations: Option<CitationsSpec>,
@@ -183,6 +187,28 @@ impl Default for RestatedSpec {
             enabled: false,
             min_words: 6,
             max_sources: 3,
+        }
+    }
+}
+
+/// `[epistemics.replaced]`: when a document's header says it replaces another (`Supersedes:
+/// ADR 001`, `Replaces: 241`, the older one's `Superseded-By: 345`), each decision, plan and
+/// constraint of the older document is superseded by the statement of those kinds in the newer
+/// one it shares most topic words with, at least `min_shared` (see `epistemic::replaced`).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReplacedSpec {
+    /// Whether a replacing document retires the statements of the one it replaces.
+    pub enabled: bool,
+    /// Topic words a statement of the newer document shares at least with the one it retires.
+    pub min_shared: usize,
+}
+
+impl Default for ReplacedSpec {
+    fn default() -> Self {
+        ReplacedSpec {
+            enabled: false,
+            min_shared: 1,
         }
     }
 }

@@ -31,8 +31,8 @@ pub use crate::model::parse_type;
 pub use authority::Authority;
 pub use epistemics::{
     AnswerKind, AnswersSpec, BlocksSpec, BoilerplateSpec, CitationEdgeSpec, CitationsSpec,
-    EpistemicsSpec, ExtensionsSpec, LifecycleSpec, MatterSpec, MattersSpec, NeedSpec, RestatedSpec,
-    RevisionsSpec, SectionStances, UncuedSpec,
+    EpistemicsSpec, ExtensionsSpec, LifecycleSpec, MatterSpec, MattersSpec, NeedSpec, ReplacedSpec,
+    RestatedSpec, RevisionsSpec, SectionStances, UncuedSpec,
 };
 pub use signed_edges::EdgeSpec;
 pub use vocabulary::{

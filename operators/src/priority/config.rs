@@ -141,8 +141,9 @@ pub struct PenaltySettings {
     /// a_s: per inbound demoting edge. Bundled: 0.05.
     pub supersession_weight: f64,
     /// a_r: once per memory object whose source document is retired (replaced by another
-    /// document, or declared superseded, withdrawn, rejected, … in its own header). Bundled:
-    /// 0.05, the same as one superseding edge; 0 when the file leaves it out.
+    /// document, or declared superseded, withdrawn, rejected, … in its own header) and that no
+    /// superseding edge reaches (one drawn from the replacing document's statement costs a_s
+    /// instead). Bundled: 0.05, the same as one superseding edge; 0 when the file leaves it out.
     #[serde(default)]
     pub retired_source_weight: f64,
     /// a_m: once per memory object that is its document's status line (`Status: Accepted`,

@@ -28,7 +28,9 @@
 //! - g: influence, a_g · mean over inbound edges j→i of COEFF · tanh(g_scale · K_j);
 //! - c: penalty, a_c per inbound CONTRADICTS or BLOCKS (`penalises = true`) and a_s per inbound
 //!   SUPERSEDES (`demoting`, whose influence flows from the replaced node to its successor),
-//!   and a_r once if the node's source document is retired ([`PriorityNode::retired`]);
+//!   and a_r once if the node's source document is retired ([`PriorityNode::retired`]) and no
+//!   demoting edge reaches the node (a statement of the replacing document superseding it
+//!   already costs a_s);
 //! - Δt: the node's age in days at `now`, capped; a negative λ (growth) holds only while open.
 //!
 //! Time enters only as data: the [`Now`] collection. Advancing it moves h, u and Δt.

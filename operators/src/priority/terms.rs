@@ -120,7 +120,9 @@ pub(crate) fn base(
     let e = config.evidence_weight.0 * inbound.evidence;
     let c = config.penalty_weight.0 * inbound.penalising
         + config.supersession_weight.0 * inbound.demoting
-        + config.retired_source_weight.0 * node.retired as i64
+        // a_r stands in for the supersession a replacing document's header implies; an object
+        // that a statement of it supersedes already pays a_s for that (epistemic::replaced).
+        + config.retired_source_weight.0 * (node.retired && inbound.demoting == 0) as i64
         + config.metadata_weight.0 * node.metadata as i64;
     let s = constants.prior.0;
     Base {

@@ -978,6 +978,36 @@ fn in_the_bundled_sample_adr_004_replaces_adr_001_and_its_header_is_no_statement
     // "Date: 2026-06-18" and "Deciders: …" are metadata of the source, not memory objects.
     let texts: Vec<String> = memories(&elements).into_keys().collect();
     assert!(texts.iter().all(|t| !t.contains("Deciders")), "{texts:#?}");
+    // What ADR 001 decided is no longer current: ADR 004's decision on the brokers replaced it,
+    // from the day ADR 004 was written, and the edge says why.
+    const SELF_HOSTED: &str =
+        "We decided to run a three-broker Kafka cluster in our own data centre.";
+    const MANAGED: &str =
+        "We decided to replace the self-hosted brokers with a managed Kafka service in KRaft mode.";
+    let by_text = memories(&elements);
+    assert_eq!(by_text[SELF_HOSTED].standing, Standing::Superseded);
+    assert_eq!(by_text[SELF_HOSTED].t_invalid, Some(20 * DAY));
+    assert_eq!(by_text[MANAGED].standing, Standing::Current);
+    let statement_edges: Vec<_> = relation(&elements, "SUPERSEDES")
+        .into_iter()
+        .filter(|r| r.to == by_text[SELF_HOSTED].id)
+        .collect();
+    assert_eq!(statement_edges.len(), 1, "{statement_edges:#?}");
+    assert_eq!(statement_edges[0].from, by_text[MANAGED].id);
+    assert!(
+        statement_edges[0].evidence[0].contains("ADR 004 replaces ADR 001"),
+        "{:?}",
+        statement_edges[0].evidence
+    );
+    // Its context is no decision and stays as it was; nothing of ADR 004 is superseded.
+    let context = "Connectors for chat, e-mail and calendars need a durable, replayable log.";
+    assert_eq!(by_text[context].standing, Standing::Current);
+    assert!(
+        by_text
+            .values()
+            .filter(|m| m.source_id.contains("adr-004"))
+            .all(|m| m.standing == Standing::Current)
+    );
 }
 
 #[test]
@@ -1063,7 +1093,36 @@ fn two_numbered_documents_supersede_each_other_only_through_their_headers() {
         ],
         vec![],
     );
-    assert_eq!(relation(&elements, "SUPERSEDES").len(), 1);
+    // Between their source nodes, and from the newer plan to the older one it replaced.
+    let replaced: Vec<_> = relation(&elements, "SUPERSEDES")
+        .into_iter()
+        .map(|r| (r.from.clone(), r.to.clone()))
+        .collect();
+    let by_text = memories(&elements);
+    assert_eq!(replaced.len(), 2, "{replaced:?}");
+    assert!(replaced.contains(&(by_text[SLIPPED].id.clone(), by_text[PLANNED].id.clone())));
+    assert_eq!(by_text[PLANNED].standing, Standing::Superseded);
+    // A header edited away takes the statement's supersession with it.
+    let without = source("kep-102", SourceKind::Document, 9, &slipped);
+    let states = rounds(vec![
+        (
+            ones(vec![
+                source("kep-101", SourceKind::Document, 1, &planned),
+                source("kep-102", SourceKind::Document, 9, &replacing),
+            ]),
+            vec![],
+        ),
+        (
+            vec![
+                (source("kep-102", SourceKind::Document, 9, &replacing), -1),
+                (without, 1),
+            ],
+            vec![],
+        ),
+    ]);
+    assert_eq!(memories(&states[0])[PLANNED].standing, Standing::Superseded);
+    assert_eq!(memories(&states[1])[PLANNED].standing, Standing::Current);
+    assert!(relation(&states[1], "SUPERSEDES").is_empty());
     // Unnumbered documents still supersede by what they say.
     let elements = graph(
         vec![
