@@ -186,7 +186,8 @@ pub fn path_keys(path: &str, links: &[(String, DocRole)]) -> Vec<String> {
 use epigraph_schemas::graph::RETIRED_STATUSES;
 
 /// Whether a unit is its document's status line: `Status:` (or `Resolution:`, `State:`) and a
-/// value of at most three words (`Status: Accepted`, `Status: Final`, `Status: implementable`).
+/// value of at most three words (`Status: Accepted`, `Status: Final`, `Status: implementable`),
+/// or of at most six that starts with a retiring status (`Status: Superseded by ADR 004`).
 /// The labelling guide types such a line a decision, and so do the rules; but it says what
 /// became of the document, so the priority operator does not let it stand beside the decisions
 /// the document records (a_m, `ontology/priority.toml`).
@@ -195,6 +196,9 @@ use epigraph_schemas::graph::RETIRED_STATUSES;
 /// use epigraph_operators::extract::doclinks::is_status_line;
 /// assert!(is_status_line("Status: Accepted"));
 /// assert!(is_status_line("status: superseded by ADR-12"));
+/// // A retiring status may name its successor in more words.
+/// assert!(is_status_line("Status: Superseded by ADR 004"));
+/// assert!(!is_status_line("Status: we are moving to ADR 004 soon"));
 /// assert!(!is_status_line("Status: we decided to move the brokers to a managed service this quarter"));
 /// assert!(!is_status_line("Decision: managed Kafka"));
 /// assert!(!is_status_line("Status:"));
@@ -205,8 +209,14 @@ pub fn is_status_line(unit_text: &str) -> bool {
         return false;
     };
     let words = value.split_whitespace().count();
+    let retiring = value
+        .trim()
+        .to_ascii_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .next()
+        .is_some_and(|word| RETIRED_STATUSES.contains(&word));
     ["status", "resolution", "state"].contains(&key.trim().to_ascii_lowercase().as_str())
-        && (1..=3).contains(&words)
+        && ((1..=3).contains(&words) || (retiring && words <= 6))
 }
 
 /// Whether a header unit (`Key: value`, as the segmenter yields it) says that its document is
