@@ -17,17 +17,19 @@ const COORDINATOR_WAIT: Duration = Duration::from_secs(30);
 /// How long to wait before asking a coordinator that was not ready again.
 const COORDINATOR_PAUSE: Duration = Duration::from_millis(250);
 
-/// Asks `ask` until it answers anything but "the group's coordinator is not ready yet", or
-/// `wait` has passed (then that last answer is returned): every other error is returned at once.
-fn until_coordinator_ready<T>(
+/// Asks `ask` until it answers anything `not_yet` does not accept ("the group's coordinator is
+/// not ready yet": [`coordinator_not_ready`], or also silent: [`coordinator_silent`]), or `wait`
+/// has passed (then that last answer is returned): every other error is returned at once.
+fn until_answered<T>(
     wait: Duration,
     pause: Duration,
+    not_yet: fn(&KafkaError) -> bool,
     mut ask: impl FnMut() -> Result<T, KafkaError>,
 ) -> Result<T, KafkaError> {
     let deadline = Instant::now() + wait;
     loop {
         match ask() {
-            Err(error) if coordinator_not_ready(&error) && Instant::now() < deadline => {
+            Err(error) if not_yet(&error) && Instant::now() < deadline => {
                 std::thread::sleep(pause);
             }
             answer => return answer,
@@ -45,6 +47,31 @@ fn coordinator_not_ready(error: &KafkaError) -> bool {
                 | RDKafkaErrorCode::CoordinatorNotAvailable
         )
     )
+}
+
+/// Whether `error` says the group's coordinator is not ready, or did not answer at all in
+/// time: librdkafka waits for a coordinator by itself and reports a timeout when none came.
+/// Asked right after the topic's metadata was read (so the broker itself answers), that is the
+/// coordinator's silence, not the broker's.
+fn coordinator_silent(error: &KafkaError) -> bool {
+    coordinator_not_ready(error)
+        || error.rdkafka_error_code() == Some(RDKafkaErrorCode::OperationTimedOut)
+}
+
+/// The error of reading a group's committed offsets, saying so when its coordinator was
+/// silent to the end of the wait.
+fn unanswered_offsets(group: &str, error: KafkaError) -> SourceError {
+    let context = if coordinator_silent(&error) {
+        format!(
+            "reading the committed offsets of group {group}: the broker answers but no group \
+             coordinator did within {} s (can the broker create its __consumer_offsets topic? \
+             it cannot with fewer live brokers than offsets.topic.replication.factor)",
+            COORDINATOR_WAIT.as_secs()
+        )
+    } else {
+        "reading committed offsets".to_string()
+    };
+    SourceError::kafka(context)(error)
 }
 
 /// A run of "the group's coordinator is not ready yet" answers from [`EventConsumer::poll`],
@@ -151,6 +178,8 @@ pub struct EventConsumer {
     consumer: StreamConsumer,
     partitions: Vec<(String, i32)>,
     refusals: RefusalStreak,
+    /// The consumer group whose offsets it reads and commits.
+    group: String,
 }
 
 impl std::fmt::Debug for EventConsumer {
@@ -214,10 +243,15 @@ impl EventConsumer {
             // numbers: librdkafka's own fetch on assign, refused by a coordinator not ready yet
             // (a broker that has just started), left the partitions unread for good, and
             // `ingest topic` read nothing (CI of session 62, reproduced on a fresh broker).
-            let committed = until_coordinator_ready(COORDINATOR_WAIT, COORDINATOR_PAUSE, || {
-                consumer.committed_offsets(assignment.clone(), METADATA_TIMEOUT)
-            })
-            .map_err(SourceError::kafka("reading committed offsets"))?;
+            // A coordinator that never answers (a broker that cannot create its
+            // `__consumer_offsets` topic) is given up on after the wait, with that said.
+            let committed = until_answered(
+                COORDINATOR_WAIT,
+                COORDINATOR_PAUSE,
+                coordinator_silent,
+                || consumer.committed_offsets(assignment.clone(), METADATA_TIMEOUT),
+            )
+            .map_err(|error| unanswered_offsets(&config.group_id, error))?;
             let mut explicit = TopicPartitionList::new();
             for element in committed.elements() {
                 let offset = match element.offset() {
@@ -237,6 +271,7 @@ impl EventConsumer {
             consumer,
             partitions,
             refusals: RefusalStreak::new(COORDINATOR_WAIT),
+            group: config.group_id.clone(),
         })
     }
 
@@ -373,10 +408,13 @@ impl EventConsumer {
     /// A broker that has just started may not have a coordinator for the group yet: that answer
     /// is asked again for up to 30 s ([`coordinator_not_ready`]); any other error is returned.
     pub fn committed(&self) -> Result<BTreeMap<(String, i32), i64>, SourceError> {
-        let committed = until_coordinator_ready(COORDINATOR_WAIT, COORDINATOR_PAUSE, || {
-            blocking(|| self.consumer.committed(METADATA_TIMEOUT))
-        })
-        .map_err(SourceError::kafka("reading committed offsets"))?;
+        let committed = until_answered(
+            COORDINATOR_WAIT,
+            COORDINATOR_PAUSE,
+            coordinator_silent,
+            || blocking(|| self.consumer.committed(METADATA_TIMEOUT)),
+        )
+        .map_err(|error| unanswered_offsets(&self.group, error))?;
         let mut offsets = BTreeMap::new();
         for element in committed.elements() {
             if let Offset::Offset(offset) = element.offset() {
@@ -421,7 +459,7 @@ mod tests {
 
     use std::time::Duration;
 
-    use super::{RefusalStreak, coordinator_not_ready, until_coordinator_ready};
+    use super::{RefusalStreak, coordinator_not_ready, coordinator_silent, until_answered};
 
     #[test]
     fn a_coordinator_that_never_comes_up_is_given_up_on() {
@@ -460,6 +498,12 @@ mod tests {
         assert!(!coordinator_not_ready(&fetch(
             RDKafkaErrorCode::UnknownTopic
         )));
+        // Right after the topic's metadata was read, a timeout is the coordinator's silence.
+        assert!(coordinator_silent(&fetch(
+            RDKafkaErrorCode::OperationTimedOut
+        )));
+        assert!(coordinator_silent(&fetch(RDKafkaErrorCode::NotCoordinator)));
+        assert!(!coordinator_silent(&fetch(RDKafkaErrorCode::UnknownTopic)));
     }
 
     /// The loop around `committed()`: a broker whose coordinator comes up after two refusals is
@@ -471,26 +515,31 @@ mod tests {
         let pause = Duration::from_millis(1);
 
         let mut asked = 0;
-        let answer = until_coordinator_ready(Duration::from_secs(5), pause, || {
+        let answer = until_answered(Duration::from_secs(5), pause, coordinator_not_ready, || {
             asked += 1;
             if asked < 3 { Err(refusal()) } else { Ok(asked) }
         });
         assert_eq!(answer.ok(), Some(3));
 
         let mut asked = 0;
-        let answer: Result<(), _> =
-            until_coordinator_ready(Duration::from_millis(20), pause, || {
+        let answer: Result<(), _> = until_answered(
+            Duration::from_millis(20),
+            pause,
+            coordinator_not_ready,
+            || {
                 asked += 1;
                 Err(refusal())
-            });
+            },
+        );
         assert!(coordinator_not_ready(&answer.expect_err("never ready")));
         assert!(asked > 1, "asked again before giving up ({asked})");
 
         let mut asked = 0;
-        let answer: Result<(), _> = until_coordinator_ready(Duration::from_secs(5), pause, || {
-            asked += 1;
-            Err(KafkaError::MetadataFetch(RDKafkaErrorCode::UnknownTopic))
-        });
+        let answer: Result<(), _> =
+            until_answered(Duration::from_secs(5), pause, coordinator_not_ready, || {
+                asked += 1;
+                Err(KafkaError::MetadataFetch(RDKafkaErrorCode::UnknownTopic))
+            });
         assert!(answer.is_err());
         assert_eq!(asked, 1, "another error is not asked again");
     }
