@@ -61,11 +61,10 @@ cleanup() {
   local rc=$?
   if [ "$started_here" = 1 ]; then
     "$here/services.sh" down || true
-    if [ "${#up_args[@]}" = 0 ]; then
-      :
-    elif [ "$rc" = 0 ]; then
+    # Only the suite's own fresh folders (--fresh) are deleted, and only after a green run.
+    if [ "${#up_args[@]}" -gt 0 ] && [ "$rc" = 0 ]; then
       rm -rf "$EPIGRAPH_RUN_DIR"
-    else
+    elif [ "${#up_args[@]}" -gt 0 ]; then
       echo "[test] the services' data and logs are kept in $EPIGRAPH_RUN_DIR" >&2
     fi
   fi

@@ -1286,7 +1286,9 @@ async fn hostile_strings_in_every_parameter_change_nothing_and_leak_nothing() {
     //    the stores: B and everything outside A unchanged, A's nodes all still there, every
     //    label and relationship type a plain identifier of the vocabulary. Rows are written
     //    without their vectors: what is checked is what reaches the graph and which rows exist,
-    //    and embedding hundreds of hostile notes in a debug build only costs time.
+    //    and embedding hundreds of hostile notes in a debug build only costs time. That hostile
+    //    texts embed to finite unit vectors without moving their batch neighbours is the
+    //    embedder's own test (`sinks/src/embed/embedder.rs`, `hostile_texts_give_finite_…`).
     let run_started = Instant::now();
     env.run_until_idle_without_vectors();
     let run_time = run_started.elapsed();
