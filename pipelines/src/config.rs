@@ -225,6 +225,11 @@ pub struct RunConfig {
     /// The priorities' clock ("now") advances in steps of this many milliseconds of wall time:
     /// each step recomputes every K (urgency grows, unused nodes decay). Default one day.
     pub clock_step_ms: u64,
+    /// A fixed "now" for the priorities, in milliseconds since the Unix epoch, instead of the
+    /// wall clock: runs whose K is compared with each other (the outage trials compare a run
+    /// with the `rebuild` after it) set it, so that a midnight UTC between them changes
+    /// nothing. Default none: the wall clock, in `clock_step_ms` steps.
+    pub clock_at_ms: Option<i64>,
     /// Where `GET /metrics` (Prometheus text format) listens; empty turns it off. Default
     /// `127.0.0.1:9464`.
     pub metrics_listen: String,
@@ -270,6 +275,7 @@ impl Default for RunConfig {
             epoch_max_ms: 500,
             idle_ms: 1000,
             clock_step_ms: 86_400_000,
+            clock_at_ms: None,
             metrics_listen: "127.0.0.1:9464".into(),
             cluster: ClusterConfig::default(),
             retry_min_ms: 250,

@@ -193,6 +193,13 @@ impl Run {
     }
 }
 
+/// The start of today (UTC) in milliseconds, as `run.clock_at_ms` takes it: the runs of a trial
+/// that are compared share it.
+fn today_ms() -> String {
+    let now = epigraph_schemas::now_millis();
+    (now - now.rem_euclid(86_400_000)).to_string()
+}
+
 fn free_addr() -> String {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -382,9 +389,12 @@ async fn trial_of(store: Store, away_for: Duration, seed: u64) -> Figures {
 
     let addr = free_addr();
     let log = env.dir.path().join("run.log");
+    // The run and the rebuild it is compared with share one "now": K moves at midnight UTC.
+    let today = today_ms();
     let vars = [
         ("EPIGRAPH_LANCEDB__EMBED", "false"),
         ("EPIGRAPH_RUN__RETRY_MAX_MS", "2000"),
+        ("EPIGRAPH_RUN__CLOCK_AT_MS", today.as_str()),
         ("RUST_LOG", "warn,epigraph=info"),
         ("NO_COLOR", "1"),
     ];
@@ -657,11 +667,13 @@ async fn start_up_trial(store: Store, away_for: Duration) -> serde_json::Value {
     let mut away = Away::start(store, &env.lance_dir, None);
     let addr = free_addr();
     let log = env.dir.path().join("run.log");
+    let today = today_ms();
     let child = env
         .command(&["run"])
         .envs([
             ("EPIGRAPH_LANCEDB__EMBED", "false"),
             ("EPIGRAPH_RUN__RETRY_MAX_MS", "2000"),
+            ("EPIGRAPH_RUN__CLOCK_AT_MS", today.as_str()),
             ("RUST_LOG", "warn,epigraph=info"),
             ("NO_COLOR", "1"),
         ])
@@ -727,6 +739,7 @@ async fn start_up_trial(store: Store, away_for: Duration) -> serde_json::Value {
     let rebuilt = env
         .command(&["rebuild", "--tenant", &env.tenant])
         .env("EPIGRAPH_LANCEDB__EMBED", "false")
+        .env("EPIGRAPH_RUN__CLOCK_AT_MS", &today)
         .output()
         .expect("rebuild");
     assert!(

@@ -718,7 +718,11 @@ impl Runner {
         let dataflow = self.dataflow.clone();
         let step = self.config.run.clock_step_ms.max(1) as i64;
         let wall = epigraph_schemas::now_millis();
-        let now = wall - wall.rem_euclid(step);
+        let now = self
+            .config
+            .run
+            .clock_at_ms
+            .unwrap_or(wall - wall.rem_euclid(step));
         let input = EpochInput {
             epoch,
             updates: batch.updates,
