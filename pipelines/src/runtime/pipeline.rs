@@ -718,11 +718,8 @@ impl Runner {
         let dataflow = self.dataflow.clone();
         let step = self.config.run.clock_step_ms.max(1) as i64;
         let wall = epigraph_schemas::now_millis();
-        let now = self
-            .config
-            .run
-            .clock_at_ms
-            .unwrap_or(wall - wall.rem_euclid(step));
+        let fixed = self.config.run.clock_at_ms;
+        let now = fixed.unwrap_or(wall - wall.rem_euclid(step));
         let input = EpochInput {
             epoch,
             updates: batch.updates,
